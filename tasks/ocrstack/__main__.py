@@ -1,0 +1,5 @@
+"""Allow ``python -m ocrstack``."""
+
+from ocrstack.cli import main
+
+raise SystemExit(main())

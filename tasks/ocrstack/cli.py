@@ -1,0 +1,69 @@
+"""Command-line entry point: builds the parsers and dispatches; no logic lives here.
+
+Each verb is a module in :mod:`ocrstack.commands` exposing
+``register(subparsers)``; it adds its parser and sets ``handler`` to a function
+``(argparse.Namespace) -> int`` that builds the verb's typed options object and
+calls the stage module. Only :func:`main` catches :class:`OcrstackError` and
+maps it to the error's exit code (see :mod:`ocrstack.errors`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ocrstack import __version__
+from ocrstack.commands import COMMANDS
+from ocrstack.errors import OcrstackError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the top-level parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="ocrstack",
+        description="Build, serve, parse and verify document-parsing OCR VLMs (MiniCPM-OCR 1.0, MinerU-Diffusion).",
+    )
+    parser.add_argument("--version", action="version", version=f"ocrstack {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"ocrstack.commands.{name}").register(sub)
+    return parser
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    """Return ``{"verb": parser, "verb sub": parser, ...}`` for every (nested) subcommand.
+
+    Used by the pixi/nox wiring tests to prove each task calls a real subcommand.
+    """
+    out: dict[str, argparse.ArgumentParser] = {}
+
+    def walk(prefix: str, parser: argparse.ArgumentParser) -> None:
+        for action in parser._actions:  # argparse keeps subparsers only here
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    key = f"{prefix} {name}".strip()
+                    out[key] = child
+                    walk(key, child)
+
+    walk("", build_parser())
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except OcrstackError as err:
+        print(f"ocrstack: error: {err.render()}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("ocrstack: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""Subcommand registry: each name is a module here with ``register(subparsers)``.
+
+Add one line per verb; keep the modules thin (argument parsing -> options -> stage call).
+"""
+
+COMMANDS: list[str] = [
+    "versions",
+]

@@ -1,0 +1,100 @@
+"""One error base class; each subclass has its own exit code.
+
+Every message says what went wrong *and* what to do next. Only
+:func:`ocrstack.cli.main` catches these and turns them into exit codes, so the
+codes below are the CLI contract (tests pin them).
+
+Exit codes:
+    0  success
+    1  a check ran and failed (CheckFailed)
+    2  usage error (argparse) or bad option value (UsageError)
+    3  bad input file or directory (InputError)
+    4  installed environment does not match envs/versions.yaml (EnvironmentMismatch)
+    5  server unreachable / not ready in time (ServerUnreachable)
+    6  server answered but rejected the request, 4xx (ServerRejected)
+    7  partial success: some pages or blocks failed (PartialSuccess)
+    8  an external step (build, install, download) failed (StepFailed)
+    9  missing tool, model or configuration (ConfigError)
+"""
+
+from __future__ import annotations
+
+
+class OcrstackError(Exception):
+    """Base class. ``str(err)`` is one line: the problem, then the remedy."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, remedy: str | None = None) -> None:
+        self.message = message
+        self.remedy = remedy
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """Return ``"message; fix: remedy"`` (or just the message) on one line."""
+        text = " ".join(self.message.split())
+        if self.remedy:
+            text += f" -- fix: {' '.join(self.remedy.split())}"
+        return text
+
+
+class CheckFailed(OcrstackError):
+    """A check ran and its result is a failure (preflight, verify, versions check)."""
+
+    exit_code = 1
+
+
+class UsageError(OcrstackError):
+    """An option value is invalid (unknown kind, malformed page range, ...)."""
+
+    exit_code = 2
+
+
+class InputError(OcrstackError):
+    """An input file is missing, unreadable, encrypted or too large."""
+
+    exit_code = 3
+
+
+class EnvironmentMismatch(OcrstackError):
+    """Installed package versions differ from envs/versions.yaml."""
+
+    exit_code = 4
+
+
+class ServerUnreachable(OcrstackError):
+    """Connection refused, timed out, or the server never became ready."""
+
+    exit_code = 5
+
+
+class ServerRejected(OcrstackError):
+    """The server answered with a 4xx; never retried (guide 8)."""
+
+    exit_code = 6
+
+    def __init__(self, message: str, remedy: str | None = None, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message, remedy)
+
+
+class PartialSuccess(OcrstackError):
+    """Some pages or blocks failed; the rest was written."""
+
+    exit_code = 7
+
+
+class StepFailed(OcrstackError):
+    """An external step (compile, pip install, download) exited non-zero."""
+
+    exit_code = 8
+
+    def __init__(self, message: str, remedy: str | None = None, returncode: int | None = None) -> None:
+        self.returncode = returncode
+        super().__init__(message, remedy)
+
+
+class ConfigError(OcrstackError):
+    """A required tool, model directory or configuration value is missing or wrong."""
+
+    exit_code = 9
