@@ -1,0 +1,33 @@
+"""Layout providers behind one interface (:class:`ocrstack.types.LayoutProvider`), chosen by kind.
+
+Each kind maps to ``module:factory``; the factory takes :class:`ocrstack.options.ParseOptions`
+and returns a provider. Modules are imported only when chosen, so a missing
+optional engine (paddlex, transformers) only matters for the kind that needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ocrstack.errors import UsageError
+from ocrstack.options import ParseOptions
+from ocrstack.types import LayoutProvider
+
+LAYOUTS: dict[str, str] = {
+    "rapid-layout": "ocrstack.layout.rapid:create",
+    "pp-doclayout-v3": "ocrstack.layout.ppdoclayout:create",
+    "paddlex": "ocrstack.layout.paddlex:create",
+    "none": "ocrstack.layout.whole_page:create",
+}
+
+
+def create(kind: str, options: ParseOptions) -> LayoutProvider:
+    """Return the layout provider for ``kind``.
+
+    Raises:
+        UsageError: unknown kind; the message lists the valid ones.
+    """
+    if kind not in LAYOUTS:
+        raise UsageError(f"unknown layout kind '{kind}'", f"use --layout with one of: {', '.join(LAYOUTS)}")
+    module, _, factory = LAYOUTS[kind].partition(":")
+    return getattr(importlib.import_module(module), factory)(options)
