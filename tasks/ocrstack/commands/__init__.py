@@ -5,4 +5,6 @@ Add one line per verb; keep the modules thin (argument parsing -> options -> sta
 
 COMMANDS: list[str] = [
     "versions",
+    "doctor",
+    "lock",
 ]

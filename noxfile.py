@@ -1,0 +1,37 @@
+"""nox sessions: thin wiring; logic lives in the ocrstack package (tasks/ocrstack/).
+
+Every session installs from the committed lock (envs/lock/*.txt, exported from uv.lock).
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_venv = "yes"
+
+
+def _install(session: nox.Session, lock: str) -> None:
+    session.install("--require-hashes", "--no-deps", "-r", f"envs/lock/{lock}.txt")
+    session.install("--no-deps", "-e", ".")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the whole test suite (same as scripts/test)."""
+    _install(session, "dev")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Lint the package and tests with ruff."""
+    _install(session, "dev")
+    session.run("ruff", "check", "tasks", "tests", "noxfile.py")
+
+
+@nox.session(name="lock-export")
+def lock_export(session: nox.Session) -> None:
+    """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""
+    _install(session, "dev")
+    session.run("ocrstack", "lock", "export")

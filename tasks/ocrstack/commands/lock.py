@@ -1,0 +1,41 @@
+"""``ocrstack lock export`` and ``ocrstack lock check``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ocrstack import lockfiles, paths
+from ocrstack.errors import CheckFailed, ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``lock`` verb with ``export`` and ``check``."""
+    p = sub.add_parser("lock", help="export or check the committed lock files")
+    lsub = p.add_subparsers(dest="lock_command", metavar="ACTION", required=True)
+    exp = lsub.add_parser("export", help="re-export envs/lock/*.txt from uv.lock (and conda specs when pixi exists)")
+    exp.add_argument("--conda-dir", type=Path, default=None, help="where conda explicit specs go")
+    exp.set_defaults(handler=_export)
+    chk = lsub.add_parser("check", help="fail when envs/lock/*.txt no longer match uv.lock")
+    chk.set_defaults(handler=_check)
+
+
+def _root() -> Path:
+    root = paths.repo_root()
+    if root is None:
+        raise ConfigError("not inside an ocrstack checkout", "run from the repository (pixi run lock-export)")
+    return root
+
+
+def _export(args: argparse.Namespace) -> int:
+    for path in lockfiles.export(lockfiles.LockOptions(root=_root(), conda_dir=args.conda_dir)):
+        print(f"wrote {path}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    bad = lockfiles.stale(lockfiles.LockOptions(root=_root()))
+    if bad:
+        raise CheckFailed(f"envs/lock/{{{','.join(bad)}}}.txt differ from uv.lock", "run `ocrstack lock export` and commit")
+    print("envs/lock/*.txt match uv.lock")
+    return 0
