@@ -1,0 +1,48 @@
+"""The CLI contract: one error base class, distinct exit codes, one-line messages with a remedy."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+
+import pytest
+
+from ocrstack import errors
+from ocrstack.cli import build_parser, main, subcommands
+
+
+def error_classes() -> list[type[errors.OcrstackError]]:
+    return [c for _, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, errors.OcrstackError)]
+
+
+def test_each_error_kind_has_its_own_exit_code() -> None:
+    kinds = [c for c in error_classes() if c is not errors.OcrstackError]
+    codes = [c.exit_code for c in kinds]
+    assert len(codes) == len(set(codes)), {c.__name__: c.exit_code for c in kinds}
+    assert 0 not in codes
+
+
+def test_message_is_one_line_with_remedy() -> None:
+    err = errors.InputError("doc.pdf: password required\n  (encrypted)", "pass --password")
+    assert "\n" not in str(err)
+    assert str(err).endswith("fix: pass --password")
+
+
+def test_main_maps_errors_to_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["versions", "check", "--env", "no-such-env"]) == errors.ConfigError.exit_code
+    err = capsys.readouterr().err
+    assert err.startswith("ocrstack: error: unknown environment 'no-such-env'")
+    assert err.count("\n") == 1
+
+
+def test_every_subcommand_has_help() -> None:
+    parser = build_parser()
+    assert parser.prog == "ocrstack"
+    for name, sub in subcommands().items():
+        assert sub.format_help().strip(), name
+
+
+def test_unit_tests_cannot_start_processes_unmarked() -> None:
+    """The autouse guard in tests/conftest.py: an unmarked test that spawns a process fails."""
+    with pytest.raises(AssertionError, match="mark the test"):
+        subprocess.run(["true"], check=False)
