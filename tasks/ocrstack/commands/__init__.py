@@ -6,6 +6,5 @@ Add one line per verb; keep the modules thin (argument parsing -> options -> sta
 COMMANDS: list[str] = [
     "versions",
     "doctor",
-    "doctor",
     "lock",
 ]
