@@ -6,5 +6,7 @@ Add one line per verb; keep the modules thin (argument parsing -> options -> sta
 COMMANDS: list[str] = [
     "versions",
     "doctor",
+    "preflight",
     "lock",
+    "toolchain",
 ]
