@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pypdfium2 as pdfium
 import pytest
-from PIL import Image, features
+from PIL import Image, PngImagePlugin, features
 
 from ocrstack import documents
 from ocrstack.documents import count_pages, expand_inputs, file_sha256, iter_pages, parse_page_range
@@ -446,7 +446,8 @@ def test_other_raster_formats(tmp_path: Path, fmt: str, suffix: str) -> None:
 
 
 def test_multipage_tiff_yields_every_frame(tmp_path: Path) -> None:
-    frames = [Image.new("L", (20 + i, 10), 40 * i) for i in range(4)]
+    # RGB frames: no mode conversion, so the loader must copy each frame before the next seek
+    frames = [Image.new("RGB", (20 + i, 10), (40 * i,) * 3) for i in range(4)]
     path = save(frames[0], tmp_path / "multi.tif", save_all=True, append_images=frames[1:])
     assert count_pages(path) == 4
     got = list(iter_pages(path))
@@ -506,6 +507,47 @@ def test_decompression_bomb_png_is_refused(tmp_path: Path) -> None:
     moderate = write(tmp_path / "moderate.png", png_header_bomb(3000, 2000))
     with pytest.raises(InputError, match="decompression bomb"):
         list(iter_pages(moderate, max_pixels=1_000_000))
+
+
+def test_jpeg_beyond_pillow_bomb_limit_is_drafted_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = Image.linear_gradient("L").resize((1000, 1000))
+    jpeg = save(image, tmp_path / "wide.jpg", quality=80)
+    png = save(image, tmp_path / "wide.png")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100_000)  # Pillow refuses > 200_000 pixels at open
+    with pytest.raises(Image.DecompressionBombError):
+        Image.open(jpeg)
+    (page,) = iter_pages(jpeg, max_pixels=200_000)
+    assert page.size[0] * page.size[1] <= 200_000 and page.size[0] == page.size[1]
+    assert any("downscaled" in note for note in page.notes)
+    with pytest.raises(InputError, match="decompression bomb"):
+        list(iter_pages(png, max_pixels=200_000))
+
+
+def test_type_is_detected_from_content_not_suffix(tmp_path: Path) -> None:
+    pdf_named_png = write(tmp_path / "scan.png", make_pdf([{"size": (72, 144)}]))
+    (page,) = iter_pages(pdf_named_png, dpi=72)
+    assert page.dpi == pytest.approx(72) and page.size == (72, 144)
+    buf = io.BytesIO()
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", "%PDF-1.4 is not a PDF header here")
+    Image.new("RGB", (5, 7), "white").save(buf, "PNG", pnginfo=info)
+    png_named_pdf = write(tmp_path / "odd.pdf", buf.getvalue())
+    (page,) = iter_pages(png_named_pdf)
+    assert page.dpi is None and page.size == (5, 7)
+
+
+def test_only_tiff_frames_are_pages(tmp_path: Path) -> None:
+    if not features.check("webp"):
+        pytest.skip("Pillow built without WebP")
+    frames = [Image.new("RGB", (10, 10), c) for c in ("black", "white")]
+    path = save(frames[0], tmp_path / "anim.webp", save_all=True, append_images=frames[1:], lossless=True)
+    assert Image.open(path).n_frames == 2
+    assert count_pages(path) == 1
+    (page,) = iter_pages(path)
+    assert np.asarray(page.image).max() == 0  # the first frame
+    assert any("only the first" in note for note in page.notes)
 
 
 # --------------------------------------------------------------------------- corpus
@@ -571,6 +613,11 @@ def test_corpus_multipage_fax_tiff(corpus: Path) -> None:
         assert page.size == (w, round(h * max(xdpi, ydpi) / ydpi))
     assert got[0].image.tobytes() != got[1].image.tobytes()  # really different frames
     assert [p.index for p in iter_pages(path, pages="2")] == [1]
+    # within a pixel budget the square-pixel aspect ratio is kept
+    for page, frame in zip(iter_pages(path, max_pixels=2_000_000), entry["frames"], strict=True):
+        (w, h), (xdpi, ydpi) = frame["size_px"], frame["dpi"]
+        assert 1_900_000 < page.size[0] * page.size[1] <= 2_000_000
+        assert page.size[0] / page.size[1] == pytest.approx(w * ydpi / (h * xdpi), rel=0.01)
 
 
 @pytest.mark.corpus

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageCms, ImageOps, JpegImagePlugin, UnidentifiedImageError
 
 from ocrstack.errors import InputError, UsageError
 from ocrstack.types import PageImage
@@ -72,7 +72,14 @@ DECODE_LIMIT_FACTOR = 2
 """A raster frame is decoded at full size (then downscaled) only up to this many times
 ``max_pixels``; beyond it the file is refused. Mirrors Pillow's own rule (``Image.open`` raises
 ``DecompressionBombError`` above 2 x ``Image.MAX_IMAGE_PIXELS``). JPEG is exempt up to 64 x
-because ``draft`` decodes at 1/2, 1/4 or 1/8 scale without allocating the full frame."""
+(:data:`JPEG_DRAFT_FACTOR`) because ``draft`` decodes at 1/2, 1/4 or 1/8 scale without
+allocating the full frame."""
+
+JPEG_DRAFT_FACTOR = 64
+"""A JPEG may be up to this many times ``max_pixels``: ``draft`` decodes at 1/8 scale per side."""
+
+MAX_DPI_RATIO = 4.0
+"""Non-square pixel resolutions beyond this x/y ratio are treated as bad metadata, not resampled."""
 
 PDFIUM_LOCK = threading.RLock()
 """Serialises every PDFium call of this process (pypdfium2 issue 309: PDFium is not thread-safe)."""
@@ -219,11 +226,25 @@ def file_sha256(path: Path | str) -> str:
 # --------------------------------------------------------------------------- kind detection
 
 
-def _kind(path: Path) -> str:
-    """``"pdf"`` or ``"image"`` from the file's first bytes (suffix only as the image fallback).
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"II*\x00", "tiff"),
+    (b"MM\x00*", "tiff"),
+    (b"II+\x00", "tiff"),  # BigTIFF
+    (b"MM\x00+", "tiff"),
+    (b"BM", "bmp"),
+)
+
+
+def _sniff(path: Path) -> str:
+    """Type from the first bytes: ``pdf``, ``png``, ``jpeg``, ``tiff``, ``webp``, ``bmp``, ``""``.
+
+    Image signatures are checked first (a PNG text chunk may contain ``%PDF-``); then the PDF
+    header, which may follow up to 1024 bytes of junk (PDF 1.7 reference, Annex H.3).
 
     Raises:
-        InputError: missing, unreadable or empty file, or an unsupported type.
+        InputError: missing, unreadable or empty file.
     """
     try:
         with open(path, "rb") as fh:
@@ -234,9 +255,26 @@ def _kind(path: Path) -> str:
         raise InputError(f"{path}: cannot read ({exc.strerror})", "check permissions") from exc
     if not head:
         raise InputError(f"{path}: file is empty (0 bytes)", "re-export or re-download the document")
+    for magic, kind in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return kind
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
     if _PDF_MAGIC in head:
         return "pdf"
-    if path.suffix.lower() in PDF_SUFFIXES:
+    return ""
+
+
+def _kind(path: Path) -> str:
+    """``"pdf"`` or ``"image"`` from the file's first bytes (see :func:`_sniff`).
+
+    Raises:
+        InputError: missing, unreadable or empty file, or a ``.pdf`` that is not a PDF.
+    """
+    kind = _sniff(path)
+    if kind == "pdf":
+        return "pdf"
+    if not kind and path.suffix.lower() in PDF_SUFFIXES:
         raise InputError(
             f"{path}: not a PDF (no %PDF- header)",
             "re-export or re-download the document; it may be truncated",
@@ -387,12 +425,21 @@ def _render_pdf_page(
 def _open_image(path: Path) -> Image.Image:
     """Open (lazily, header only) a raster file with the allowed Pillow plugins.
 
+    Pillow refuses files over ``2 * Image.MAX_IMAGE_PIXELS`` at open; a JPEG is then reopened
+    without that check because :func:`_frame_to_rgb` can decode it at 1/8 scale (``draft``)
+    and applies its own limits before decoding anything.
+
     Raises:
-        InputError: unsupported or corrupt file, or Pillow's own decompression-bomb refusal.
+        InputError: unsupported or corrupt file, or a decompression bomb that is not a JPEG.
     """
     try:
         return Image.open(path, formats=PIL_FORMATS)
     except Image.DecompressionBombError as exc:
+        if _sniff(path) == "jpeg":
+            try:
+                return JpegImagePlugin.JpegImageFile(str(path))
+            except (OSError, SyntaxError, ValueError):
+                pass
         raise InputError(
             f"{path}: image refused as a decompression bomb ({exc})",
             "downscale the image before parsing it",
@@ -406,68 +453,82 @@ def _open_image(path: Path) -> Image.Image:
         raise InputError(f"{path}: cannot read image ({exc})", "check the file; re-export it") from exc
 
 
+def _n_pages(im: Image.Image) -> int:
+    """Pages of an opened raster file: every TIFF frame; other formats only their first frame."""
+    return int(getattr(im, "n_frames", 1)) if im.format == "TIFF" else 1
+
+
 def _image_count(path: Path) -> int:
     with _open_image(path) as im:
-        return int(getattr(im, "n_frames", 1))
+        return _n_pages(im)
 
 
 def _iter_image(
     path: Path, spec: str | None, max_pixels: int, limit: int | None, sha: str
 ) -> Iterator[PageImage]:
     with _open_image(path) as im:
-        n_frames = int(getattr(im, "n_frames", 1))
-        selected = parse_page_range(spec, n_frames)
+        n_pages = _n_pages(im)
+        selected = parse_page_range(spec, n_pages)
         if limit is not None:
             selected = selected[:limit]
+        extra = int(getattr(im, "n_frames", 1)) - n_pages
         for index in selected:
             try:
                 im.seek(index)
-                image, notes = _frame_to_rgb(im, path, index, max_pixels)
+                image, notes = _frame_to_rgb(im, path, index, max_pixels, multi=n_pages > 1)
             except InputError:
                 raise
-            except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError) as exc:
+                what = f"frame {index + 1} " if n_pages > 1 else ""
                 raise InputError(
-                    f"{path}: frame {index + 1} cannot be decoded ({exc})", "check the file; re-export it"
+                    f"{path}: {what}cannot be decoded ({exc})",
+                    "check the file is complete; re-export it",
                 ) from exc
+            if extra > 0:
+                notes.insert(0, f"{im.format} file with {extra + 1} frames: only the first is a page")
             yield PageImage(
                 source=str(path), index=index, image=image, dpi=None, source_sha256=sha, notes=tuple(notes)
             )
 
 
-def _frame_to_rgb(im: Image.Image, path: Path, index: int, max_pixels: int) -> tuple[Image.Image, list[str]]:
-    """Decode the current frame within the pixel budget and return (RGB on white, notes)."""
+def _frame_to_rgb(
+    im: Image.Image, path: Path, index: int, max_pixels: int, *, multi: bool
+) -> tuple[Image.Image, list[str]]:
+    """Decode the current frame within the pixel budget; return (RGB image on white, notes).
+
+    Order: size check from the header (refuse bombs, JPEG ``draft``), decode, EXIF
+    orientation, mode -> RGB on white, then one resize for square pixels and the budget.
+    """
     notes: list[str] = []
     width, height = im.size  # from the header; nothing decoded yet
     pixels = width * height
-    where = f"{path} (frame {index + 1})" if getattr(im, "n_frames", 1) > 1 else str(path)
+    where = f"{path} (frame {index + 1})" if multi else str(path)
     if pixels > max_pixels:
         if im.format in ("JPEG", "MPO"):
-            limit = max_pixels * 64  # draft reduces by up to 8 per side
-            target = _fit(width, height, max_pixels)
+            limit = max_pixels * JPEG_DRAFT_FACTOR
             if pixels > limit:
                 raise _bomb(where, width, height, limit)
-            im.draft(None, target)  # decoder-level 1/2..1/8 scaling
+            im.draft(None, _fit(width, height, max_pixels))  # DCT scaling 1/2, 1/4, 1/8 while decoding
         elif pixels > max_pixels * DECODE_LIMIT_FACTOR:
             raise _bomb(where, width, height, max_pixels * DECODE_LIMIT_FACTOR)
-    image = im.copy() if getattr(im, "n_frames", 1) > 1 else _loaded(im)
-    image = _exif_upright(image, notes)
-    image = _square_pixels(image, im.info.get("dpi"), notes)
+    im.load()
+    orientation = im.getexif().get(0x0112, 1)
+    natural = _square_size((width, height), im.info.get("dpi"), notes)  # stored axes
+    image = _exif_upright(im, notes)
+    if orientation in (5, 6, 7, 8):  # transposed: width and height swap
+        natural = (natural[1], natural[0])
     image = _to_rgb_on_white(image, notes)
-    if image.width * image.height > max_pixels:
-        new_size = _fit(image.width, image.height, max_pixels)
+    if image is im and multi:  # the next seek() would overwrite the yielded pixels
+        image = im.copy()
+    target = _fit(natural[0], natural[1], max_pixels)
+    if target != natural:
         notes.append(
-            f"downscaled from {width}x{height} to {new_size[0]}x{new_size[1]} pixels "
+            f"downscaled from {natural[0]}x{natural[1]} to {target[0]}x{target[1]} pixels "
             f"(budget {max_pixels} pixels)"
         )
-        image = image.resize(new_size, Image.Resampling.LANCZOS)
-    elif image.size != (width, height) and im.format in ("JPEG", "MPO") and pixels > max_pixels:
-        notes.append(f"downscaled from {width}x{height} to {image.width}x{image.height} pixels (JPEG draft)")
+    if target != image.size:
+        image = image.resize(target, Image.Resampling.LANCZOS)
     return image, notes
-
-
-def _loaded(im: Image.Image) -> Image.Image:
-    im.load()
-    return im
 
 
 def _bomb(where: str, width: int, height: int, limit: int) -> InputError:
@@ -479,10 +540,12 @@ def _bomb(where: str, width: int, height: int, limit: int) -> InputError:
 
 
 def _fit(width: int, height: int, max_pixels: int) -> tuple[int, int]:
-    """Largest (w, h) with the same aspect ratio and w * h <= max_pixels."""
+    """Largest (w, h) with the same aspect ratio and w * h <= max_pixels (each side >= 1)."""
+    if width * height <= max_pixels:
+        return width, height
     factor = math.sqrt(max_pixels / (width * height))
     w, h = max(1, math.floor(width * factor)), max(1, math.floor(height * factor))
-    while w * h > max_pixels:
+    while w * h > max_pixels and (w > 1 or h > 1):
         w, h = max(1, w - 1), max(1, h - 1)
     return w, h
 
@@ -496,21 +559,23 @@ def _exif_upright(image: Image.Image, notes: list[str]) -> Image.Image:
     return ImageOps.exif_transpose(image)
 
 
-def _square_pixels(image: Image.Image, dpi: object, notes: list[str]) -> Image.Image:
-    """Resample non-square pixels (e.g. fax 204 x 196 DPI) so both axes have the higher DPI."""
+def _square_size(size: tuple[int, int], dpi: object, notes: list[str]) -> tuple[int, int]:
+    """Size that makes non-square pixels square (e.g. fax 204 x 196 DPI: the lower-DPI axis is
+    stretched to the higher DPI). Differences under 1 % and ratios over :data:`MAX_DPI_RATIO`
+    (implausible metadata) are ignored."""
     try:
         xdpi, ydpi = (float(v) for v in dpi)  # type: ignore[union-attr]
     except (TypeError, ValueError):
-        return image
+        return size
     if xdpi <= 0 or ydpi <= 0 or abs(xdpi - ydpi) / max(xdpi, ydpi) < 0.01:
-        return image
+        return size
+    if max(xdpi, ydpi) / min(xdpi, ydpi) > MAX_DPI_RATIO:
+        notes.append(f"ignored implausible resolution {xdpi:g}x{ydpi:g} DPI")
+        return size
     target = max(xdpi, ydpi)
-    size = (round(image.width * target / xdpi), round(image.height * target / ydpi))
-    notes.append(
-        f"non-square pixels {xdpi:g}x{ydpi:g} DPI resampled to {target:g} DPI: {image.size} -> {size}"
-    )
-    resample = Image.Resampling.NEAREST if image.mode == "1" else Image.Resampling.LANCZOS
-    return image.resize(size, resample)
+    new = (round(size[0] * target / xdpi), round(size[1] * target / ydpi))
+    notes.append(f"non-square pixels {xdpi:g}x{ydpi:g} DPI resampled to {target:g} DPI: {size} -> {new}")
+    return new
 
 
 def _to_rgb_on_white(image: Image.Image, notes: list[str]) -> Image.Image:
