@@ -1,0 +1,54 @@
+"""``ocrstack preflight``: the guide's pre-install checks (guide 2) as one report.
+
+Reads ``nvidia-smi`` (GPU name, memory total/used, driver; compute processes), free
+disk space (``shutil.disk_usage``, the same statvfs numbers as ``df``), the Python of
+each environment (pixi envs in ``.pixi/envs`` or the guide's venvs) and the CUDA its
+torch was built for, and -- when a CUDA toolchain is present -- whether nvcc accepts
+the host gcc (delegated to :mod:`ocrstack.toolchain` when that check is available).
+
+Thresholds come from ``envs/versions.yaml`` ``hardware`` (driver >= 580, 535-579 only the
+cu126 self-build, VRAM >= 24 GB, disk >= 20 GB). No GPU on this machine is reported as
+not-run (guide 10: report only what was checked), not as a failure, unless
+``require_gpu`` is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ocrstack.preflight.checks import Thresholds, evaluate
+from ocrstack.preflight.facts import Facts, Runner, default_runner, gather
+from ocrstack.results import Report
+
+__all__ = ["Facts", "PreflightOptions", "Thresholds", "evaluate", "gather", "run"]
+
+
+@dataclass(frozen=True)
+class PreflightOptions:
+    """Options of ``ocrstack preflight``.
+
+    Attributes:
+        root: where ``.pixi/envs`` and the guide's venvs live (default: current directory).
+        disk_path: filesystem to check for free space (default: current directory, guide 2 ``df -h .``).
+        pythons: extra ``{env: interpreter}`` pairs to check.
+        require_gpu: a missing nvidia-smi is a failure (use on GPU hosts / GPU CI).
+        json: print JSON instead of text.
+    """
+
+    root: Path = Path(".")
+    disk_path: Path = Path(".")
+    pythons: dict[str, str] = field(default_factory=dict)
+    require_gpu: bool = False
+    json: bool = False
+
+
+def run(options: PreflightOptions, runner: Runner = default_runner) -> Report:
+    """Gather facts and judge them; returns the report (the CLI decides the exit code)."""
+    facts = gather(root=options.root, disk_path=options.disk_path, pythons=options.pythons, runner=runner)
+    report = evaluate(facts, require_gpu=options.require_gpu)
+    from ocrstack.preflight.toolchain import toolchain_checks
+
+    for check in toolchain_checks(runner, python=options.pythons.get("vllm-build")):
+        report.add(check)
+    return report
