@@ -1,0 +1,66 @@
+"""Unit tests for ocrstack.toolchain.check: parsers on real tool output, and the report shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocrstack.cli import main
+from ocrstack.errors import CheckFailed
+from ocrstack.results import Status
+from ocrstack.toolchain import check as tc
+
+# verbatim `nvcc --version` of the pinned nvidia-cuda-nvcc 13.0.48 wheel (captured on this machine)
+NVCC_13_0_48 = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2025 NVIDIA Corporation
+Built on Wed_Jul_16_07:30:01_PM_PDT_2025
+Cuda compilation tools, release 13.0, V13.0.48
+Build cuda_13.0.r13.0/compiler.36260728_0
+"""
+
+# excerpt of include/crt/host_config.h from the same wheel (lines 133-139)
+HOST_CONFIG_13 = """#if defined(__GNUC__)
+#if __GNUC__ > 15
+#error -- unsupported GNU version! gcc versions later than 15 are not supported! The nvcc flag \
+'-allow-unsupported-compiler' can be used to override this version check
+#endif /* __GNUC__ > 15 */
+"""
+
+
+def test_parse_nvcc_version() -> None:
+    assert tc.parse_nvcc_version(NVCC_13_0_48) == (13, 0, "13.0.48")
+    assert tc.parse_nvcc_version("Cuda compilation tools, release 12.8, V12.8.93") == (12, 8, "12.8.93")
+    with pytest.raises(ValueError):
+        tc.parse_nvcc_version("bash: nvcc: command not found")
+
+
+def test_gnu_limit_read_from_host_config() -> None:
+    assert tc.max_gnu_major(HOST_CONFIG_13) == 15
+    assert tc.max_gnu_major("#if __GNUC__ > 13\n") == 13
+    assert tc.max_gnu_major("/* no gcc check */") is None
+
+
+def test_gcc_major() -> None:
+    assert tc.gcc_major("g++ (Debian 12.2.0-14+deb12u1) 12.2.0", "12\n") == 12
+    assert tc.gcc_major("x86_64-conda-linux-gnu-c++ (conda-forge gcc 13.3.0-2) 13.3.0", "13.3.0") == 13
+    assert tc.gcc_major("Debian clang version 14.0.6", "14.0.6") is None
+
+
+def test_no_nvcc_fails_and_marks_the_rest_not_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvcc anywhere
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    report = tc.check(tc.ToolchainOptions(python="python"))
+    by = {c.name: c for c in report.checks}
+    assert by["nvcc"].status is Status.FAIL and "CUDA_HOME" in by["nvcc"].fix
+    assert [by[n].status for n in ("nvcc-vs-torch", "host-compiler", "cuda_fp16.h")] == [Status.NOT_RUN] * 3
+    assert not report.ok
+
+
+def test_cli_exit_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    assert main(["toolchain", "check"]) == CheckFailed.exit_code
+    assert "fix:" in capsys.readouterr().err
