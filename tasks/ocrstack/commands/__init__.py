@@ -9,4 +9,5 @@ COMMANDS: list[str] = [
     "preflight",
     "lock",
     "toolchain",
+    "parse",
 ]

@@ -1,0 +1,49 @@
+"""Provider label -> normalised :class:`ocrstack.types.Category`, from ``data/layout_labels.yaml``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import yaml
+
+from ocrstack import paths
+from ocrstack.errors import ConfigError
+from ocrstack.types import Category
+
+
+@lru_cache(maxsize=1)
+def tables() -> dict[str, dict[str, Category]]:
+    """Return ``{table_name: {provider_label: Category}}`` from ``data/layout_labels.yaml``.
+
+    Raises:
+        ConfigError: the file is missing, not schema 1, or names an unknown category.
+    """
+    path = paths.data_file("layout_labels.yaml")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read layout label table ({exc})", "reinstall ocrstack") from exc
+    if not isinstance(raw, dict) or raw.get("schema") != 1:
+        raise ConfigError(f"{path}: expected 'schema: 1'", "restore tasks/ocrstack/data/layout_labels.yaml")
+    out: dict[str, dict[str, Category]] = {}
+    for name, table in raw.items():
+        if name == "schema":
+            continue
+        try:
+            out[name] = {str(k).lower(): Category(v) for k, v in table.items()}
+        except ValueError as exc:
+            raise ConfigError(
+                f"{path}: table '{name}': {exc}", f"use one of {[c.value for c in Category]}"
+            ) from exc
+    return out
+
+
+def normalise(table: str, label: str) -> tuple[Category, str | None]:
+    """Map a provider ``label`` through ``table``; returns (category, warning or None).
+
+    Unknown labels become TEXT with a warning so their content is still read.
+    """
+    found = tables()[table].get(label.lower().strip())
+    if found is None:
+        return Category.TEXT, f"unknown layout label '{label}' treated as text"
+    return found, None

@@ -1,0 +1,332 @@
+"""Orchestration of ``ocrstack parse``: load -> orient -> layout -> merge -> recognise -> order
+-> assemble -> write -> validate, one input after another, pages streamed (issue 3).
+
+Pages are rendered lazily by :func:`ocrstack.documents.iter_pages` in this thread (PDFium
+is not thread-safe) and processed by a small thread pool: one worker for the embedded CPU
+recognizer, ``concurrency x servers`` workers for a remote one, with at most twice that
+many pages in flight so memory stays bounded. Finished pages go to the resume cache
+before anything else, so an interrupted run loses at most the pages in flight.
+
+A progress bar (tqdm, on stderr) shows pages done, pages/s and failures.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ocrstack import documents, outputs
+from ocrstack import layout as layout_registry
+from ocrstack import recognition as recognition_registry
+from ocrstack.assembly.markdown import render_document
+from ocrstack.errors import (
+    CheckFailed,
+    ConfigError,
+    OcrstackError,
+    PartialSuccess,
+    ServerRejected,
+    ServerUnreachable,
+    UsageError,
+)
+from ocrstack.geometry import clip, pad
+from ocrstack.layout.merge import merge_overlaps
+from ocrstack.options import ParseOptions
+from ocrstack.page_result import PageResult
+from ocrstack.reading_order import order_blocks
+from ocrstack.results import Report
+from ocrstack.types import Category, LayoutProvider, PageImage, Recognizer
+from ocrstack.validate import validate
+
+#: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
+#: server or a missing model will not get better on the next page).
+FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
+#: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
+FIGURE_PAD = 8
+
+
+@dataclass
+class DocumentSummary:
+    """What happened to one input."""
+
+    source: Path
+    markdown: Path
+    pages: int = 0
+    cached: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    issues: list[str] = field(default_factory=list)
+    validation: Report | None = None
+
+    @property
+    def pages_per_second(self) -> float:
+        """Pages computed (not cached) per wall-clock second."""
+        done = self.pages - self.cached
+        return done / self.seconds if self.seconds > 0 and done > 0 else 0.0
+
+
+@dataclass
+class RunSummary:
+    """All inputs of one ``parse`` call."""
+
+    documents: list[DocumentSummary] = field(default_factory=list)
+
+    @property
+    def failed_pages(self) -> int:
+        return sum(d.failed for d in self.documents)
+
+
+class Parser:
+    """Holds the layout provider and recognizer for a run; :meth:`parse_page` is usable on its own."""
+
+    def __init__(self, options: ParseOptions) -> None:
+        self.options = options
+        self.layout: LayoutProvider = layout_registry.create(options.layout, options)
+        self.recognizer: Recognizer = recognition_registry.create(options.recognizer, options)
+
+    @property
+    def workers(self) -> int:
+        """Pages processed at once: 1 for a local recognizer, concurrency x servers for a remote one."""
+        if getattr(self.recognizer, "remote", False) or self.options.recognizer == "openai":
+            return max(1, self.options.concurrency * max(1, len(self.options.server_urls)))
+        return 1
+
+    def model_info(self) -> dict[str, str]:
+        """Provenance for blocks.json: which models produced the blocks."""
+        info = {"layout": self.layout.name, "recognizer": self.recognizer.name}
+        if hasattr(self.layout, "model_info"):
+            info.update({f"layout_{k}": v for k, v in self.layout.model_info().items()})
+        if hasattr(self.recognizer, "model_info"):
+            info.update({f"recognizer_{k}": v for k, v in self.recognizer.model_info().items()})
+        elif self.options.recognizer == "openai":
+            info["served_model"] = self.options.model
+            info["prompts"] = self.options.prompts
+        return info
+
+    def parse_page(self, page: PageImage, paths: outputs.OutputPaths | None = None) -> PageResult:
+        """Run orientation, layout, merging, recognition and reading order on one page.
+
+        Figure crops (and overlays with ``save_layout_images``) are written under
+        ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
+        """
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        rotation = 0
+        orient = getattr(self.recognizer, "orient", None)
+        if orient is not None:
+            page, rotation = orient(page)
+        t1 = time.perf_counter()
+        blocks = merge_overlaps(self.layout.detect(page))
+        t2 = time.perf_counter()
+        blocks = self.recognizer.recognize(page, blocks)
+        t3 = time.perf_counter()
+        blocks = order_blocks(blocks, provider_order=bool(getattr(self.layout, "gives_order", False)))
+        for b in blocks:
+            if not b.text.strip() and b.category is not Category.FIGURE:
+                b.warnings.append("empty: the recognizer returned no text for this block")
+        timings.update(orient=t1 - t0, layout=t2 - t1, recognize=t3 - t2)
+        structured = bool(getattr(self.recognizer, "structured", True))
+        result = PageResult(
+            index=page.index,
+            size=page.size,
+            dpi=page.dpi,
+            rotation=rotation,
+            blocks=blocks,
+            structured=structured,
+            notes=list(page.notes),
+            timings=timings,
+        )
+        if paths is not None:
+            scale = (page.dpi or 200) / 200
+            for b in blocks:
+                if b.category is Category.FIGURE:
+                    box = pad(clip(b.bbox, page.size), FIGURE_PAD * scale, page.size)
+                    if box[2] - box[0] >= 2 and box[3] - box[1] >= 2:
+                        target = paths.figure(page.index, b.order)
+                        outputs.atomic_save_image(target, page.image.crop(tuple(round(v) for v in box)))
+                        result.images[b.order] = paths.relative(target)
+            if self.options.save_layout_images:
+                outputs.atomic_save_image(paths.overlay(page.index), outputs.draw_overlay(page.image, blocks))
+        result.timings["total"] = time.perf_counter() - t0
+        return result
+
+
+def _selected(path: Path, options: ParseOptions) -> list[int]:
+    n = documents.count_pages(path, options.password)
+    sel = documents.parse_page_range(options.pages, n)
+    return sel[: options.limit] if options.limit is not None else sel
+
+
+def _timed(it: Iterator[PageImage]) -> Iterator[tuple[PageImage, float]]:
+    while True:
+        t = time.perf_counter()
+        try:
+            page = next(it)
+        except StopIteration:
+            return
+        yield page, time.perf_counter() - t
+
+
+def run(
+    options: ParseOptions, progress: bool = True, echo: Callable[[str], None] | None = None
+) -> RunSummary:
+    """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into ``options.output``.
+
+    Returns the summary when every page of every input succeeded and validated.
+
+    Raises:
+        InputError / UsageError: bad input or option, before any page is parsed where possible
+            (existing outputs without --force, malformed --pages, unreadable files).
+        ServerUnreachable / ServerRejected / ConfigError: stop the run at once.
+        PartialSuccess: some pages failed; everything else was written (rerun resumes).
+        CheckFailed: all pages parsed but the post-write validation failed (guide 6).
+    """
+    from tqdm import tqdm
+
+    say = echo or (lambda s: print(s, file=sys.stderr))
+    files = documents.expand_inputs(options.inputs)
+    names = outputs.output_names(files)
+    out_dir = Path(options.output).absolute()
+    plans = []
+    for f in files:
+        paths = outputs.OutputPaths(out_dir, names[f])
+        outputs.check_overwrite(paths, options.force)
+        plans.append((f, paths, _selected(f, options)))
+    parser = Parser(options)
+    probe = getattr(parser.recognizer, "probe", None)
+    if callable(probe):
+        probe()
+    settings_values = outputs.settings(options)
+    key = outputs.settings_hash(settings_values)
+    summary = RunSummary()
+    total = sum(len(sel) for _, _, sel in plans)
+    bar = tqdm(total=total, unit="page", disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    try:
+        for f, paths, selected in plans:
+            summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
+    finally:
+        bar.close()
+    failed_validation = []
+    for d in summary.documents:
+        say(
+            f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, "
+            f"{d.pages_per_second:.2f} pages/s"
+        )
+        if d.validation is not None:
+            say(d.validation.to_text())
+            if not d.validation.ok:
+                failed_validation.append(d)
+    if summary.failed_pages:
+        raise PartialSuccess(
+            f"{summary.failed_pages} page(s) failed; the rest was written",
+            "see the page errors above and in NAME.blocks.json; rerun the same command to retry those pages",
+        )
+    if failed_validation:
+        raise CheckFailed(
+            f"output validation failed for {', '.join(str(d.markdown) for d in failed_validation)}",
+            "see the failed checks above (page and block named)",
+        )
+    return summary
+
+
+def _run_document(
+    parser: Parser,
+    source: Path,
+    paths: outputs.OutputPaths,
+    selected: list[int],
+    settings_values: dict,
+    key: str,
+    bar,  # noqa: ANN001 - tqdm
+) -> DocumentSummary:
+    options = parser.options
+    start = time.perf_counter()
+    sha = documents.file_sha256(source)
+    cache = outputs.PageCache(paths.out_dir, sha, key)
+    results: dict[int, PageResult] = {}
+    for i in selected:
+        hit = cache.load(i, paths.out_dir)
+        if hit is not None:
+            results[i] = hit
+            bar.update(1)
+    doc = DocumentSummary(source=source, markdown=paths.markdown, pages=len(selected), cached=len(results))
+    missing = [i for i in selected if i not in results]
+    failures = 0
+
+    def finish(fut: Future, index: int) -> None:
+        nonlocal failures
+        try:
+            res = fut.result()
+        except FATAL:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
+            msg = exc.render() if isinstance(exc, OcrstackError) else f"{type(exc).__name__}: {exc}"
+            res = PageResult(index=index, size=(0, 0), error=msg)
+            failures += 1
+            bar.set_postfix(failed=failures)
+        results[index] = res
+        cache.store(res)
+        bar.update(1)
+
+    if missing:
+        spec = ",".join(str(i + 1) for i in missing)
+        pages = documents.iter_pages(
+            source, pages=spec, dpi=options.dpi, password=options.password, max_pixels=options.max_pixels
+        )
+        workers = parser.workers
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ocrstack-page") as pool:
+            inflight: dict[Future, int] = {}
+            render_time: dict[int, float] = {}
+            try:
+                for page, dt in _timed(pages):
+                    render_time[page.index] = dt
+                    inflight[pool.submit(parser.parse_page, page, paths)] = page.index
+                    while len(inflight) >= 2 * workers:
+                        done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                        for fut in done:
+                            finish(fut, inflight.pop(fut))
+                for fut in list(inflight):
+                    finish(fut, inflight.pop(fut))
+            except BaseException:
+                for fut in inflight:
+                    fut.cancel()
+                raise
+            finally:
+                pages.close()
+        for i, dt in render_time.items():
+            if i in results:
+                results[i].timings["render"] = dt
+    doc.failed = failures
+    doc.seconds = time.perf_counter() - start
+    ordered = [results[i] for i in selected]
+    assembly = render_document(ordered, keep_paratext=options.keep_paratext)
+    outputs.atomic_write_text(paths.markdown, assembly.markdown)
+    doc.issues = assembly.issues
+    report = validate(paths.markdown, ordered)
+    doc.validation = report
+    blocks = outputs.blocks_document(
+        source=source,
+        sha256=sha,
+        options=options,
+        settings_values=settings_values,
+        key=key,
+        layout_name=parser.layout.name,
+        recognizer_name=parser.recognizer.name,
+        model_info=parser.model_info(),
+        pages=ordered,
+        complete=failures == 0,
+        timings={"seconds": doc.seconds, "pages_per_second": doc.pages_per_second},
+        issues=assembly.issues,
+        validation=json_report(report),
+    )
+    outputs.atomic_write_json(paths.blocks_json, blocks)
+    return doc
+
+
+def json_report(report: Report) -> dict:
+    """The report as a dict (same shape as :meth:`Report.to_json`)."""
+    import json
+
+    return json.loads(report.to_json())

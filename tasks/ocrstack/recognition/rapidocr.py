@@ -1,0 +1,300 @@
+"""Embedded CPU recognizer: the PP-OCR ONNX models shipped inside the ``rapidocr`` wheel, offline.
+
+Design (issue 3, measured on the corpus):
+
+* The whole page is read ONCE (text detection + recognition, rapidocr's per-line
+  orientation classifier off), then the lines are assigned to layout blocks by overlap.
+  Recognising only layout crops lost text outside every block, cut glyphs and read
+  regions twice, at 2-4x the time; whole-page lines avoid all three.
+* Orientation is decided per line by recognition score, not by the classifier alone:
+  the classifier (ch_ppocr_mobile_v2.0_cls) proposes 180 degrees, the line is
+  recognised both ways and the reading with the higher score wins. This keeps the
+  upright lines the classifier flips on zh_ctex_manual page 2 and still reads the
+  upside-down boxes of odd_rotated_text_boxes.pdf.
+* Per page: when most recognised text runs vertically the page is turned 90 or 270
+  degrees; when most lines read better upside down it is turned 180 degrees, and read
+  again (:meth:`RapidOcrRecognizer.orient`).
+* Lines no block covers become ``recovered`` text blocks; tables and formulas keep their
+  OCR text with a warning (rapidocr produces no table structure or LaTeX).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+from PIL import Image
+
+from ocrstack.errors import ConfigError
+from ocrstack.geometry import area, covered, union
+from ocrstack.options import ParseOptions
+from ocrstack.reading_order import order_lines
+from ocrstack.types import BBox, Block, Category, PageImage
+
+#: rapidocr's own default ``Global.text_score`` (rapidocr/config.yaml): lines below are dropped.
+MIN_SCORE = 0.5
+#: rapidocr/utils/process_img.py get_rotate_crop_image turns crops with h/w >= 1.5 by 90 degrees.
+VERTICAL_RATIO = 1.5
+#: Minimum characters for a line to vote on page orientation (single glyphs are often tall).
+VOTE_MIN_CHARS = 3
+
+FALLBACK_WARNING = {
+    Category.TABLE: "table read as plain OCR text: rapidocr recognises no table structure "
+    "(use --recognizer openai with an OTSL-capable model for HTML tables)",
+    Category.FORMULA: "formula read as plain OCR text: rapidocr produces no LaTeX "
+    "(use --recognizer openai for $$...$$ formulas)",
+}
+
+
+@dataclass
+class Line:
+    """One recognised text line: axis-aligned ``bbox`` in page pixels, ``text``, ``score`` 0..1.
+
+    ``vertical``: the detected box was taller than wide (text runs top-bottom);
+    ``flipped``: the 180-degree reading scored higher than the upright one.
+    """
+
+    bbox: BBox
+    text: str
+    score: float
+    vertical: bool = False
+    flipped: bool = False
+
+
+def _bundled_model_dir() -> Path:
+    import rapidocr
+
+    return Path(rapidocr.__file__).resolve().parent / "models"
+
+
+class RapidOcrRecognizer:
+    """:class:`ocrstack.types.Recognizer` over rapidocr; thread-safe for one page at a time per instance."""
+
+    name = "rapidocr"
+    #: rapidocr returns plain text only: no OTSL tables, no LaTeX formulas.
+    structured = False
+
+    def __init__(self, min_score: float = MIN_SCORE) -> None:
+        self.min_score = min_score
+        self._engine = None
+        self._lock = threading.Lock()
+        self._lines: dict[int, list[Line]] = {}
+
+    def model_info(self) -> dict[str, str]:
+        """Names of the ONNX files used (for blocks.json), from the bundled model directory."""
+        return {"models": ", ".join(sorted(p.name for p in _bundled_model_dir().glob("*.onnx")))}
+
+    def engine(self):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
+        """Return the (lazily built) ``rapidocr.RapidOCR`` engine using only the wheel's bundled models.
+
+        Raises:
+            ConfigError: rapidocr is not installed or its bundled models are missing.
+        """
+        if self._engine is None:
+            try:
+                from rapidocr import RapidOCR
+            except ImportError as exc:
+                raise ConfigError(
+                    f"rapidocr is not importable ({exc})",
+                    "install the sdk extra: pip install 'ocrstack[sdk]'",
+                ) from exc
+            model_dir = _bundled_model_dir()
+            if not any(model_dir.glob("*.onnx")):
+                raise ConfigError(
+                    f"rapidocr's bundled ONNX models are missing from {model_dir}",
+                    "reinstall rapidocr from PyPI (the wheel ships PP-OCR det/rec/cls models)",
+                )
+            params = {"Global.log_level": "warning", "Global.model_root_dir": str(model_dir)}
+            self._engine = RapidOCR(params=params)
+        return self._engine
+
+    # -- line reading ---------------------------------------------------------------
+    def read_lines(self, image: Image.Image) -> list[Line]:
+        """Detect and recognise every text line of ``image`` (RGB); bboxes in its pixels.
+
+        Lines scoring below ``min_score`` (rapidocr's default 0.5) are dropped.
+        """
+        from rapidocr.ch_ppocr_rec import TextRecInput
+        from rapidocr.utils.process_img import get_rotate_crop_image
+
+        arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])  # rapidocr wants BGR
+        eng = self.engine()
+        with self._lock:
+            out = eng(arr, use_cls=False, text_score=0.0)
+            if out.txts is None or out.boxes is None or len(out.txts) == 0:
+                return []
+            polys = [np.asarray(b, dtype=np.float32) for b in out.boxes]
+            texts = list(out.txts)
+            scores = [float(s) for s in out.scores]
+            crops = [get_rotate_crop_image(arr, p.copy()) for p in polys]
+            cls = eng._load_cls_model()(crops).cls_res  # rapidocr has no public per-crop API
+            flip_ids = [i for i, (label, _) in enumerate(cls) if str(label) == "180"]
+            flipped = [False] * len(texts)
+            if flip_ids:
+                rot = [np.ascontiguousarray(np.rot90(crops[i], 2)) for i in flip_ids]
+                rr = eng._load_rec_model()(TextRecInput(img=rot))
+                for j, i in enumerate(flip_ids):
+                    if rr.txts and rr.txts[j].strip() and float(rr.scores[j]) > scores[i]:
+                        texts[i], scores[i], flipped[i] = rr.txts[j], float(rr.scores[j]), True
+        lines = []
+        for p, t, s, f in zip(polys, texts, scores, flipped, strict=True):
+            if s < self.min_score or not t.strip():
+                continue
+            w = max(np.linalg.norm(p[0] - p[1]), np.linalg.norm(p[2] - p[3]))
+            h = max(np.linalg.norm(p[0] - p[3]), np.linalg.norm(p[1] - p[2]))
+            bbox = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
+            lines.append(Line(bbox, t.strip(), s, vertical=bool(h >= VERTICAL_RATIO * w), flipped=f))
+        return lines
+
+    @staticmethod
+    def page_rotation(lines: list[Line]) -> int:
+        """Counter-clockwise rotation (0, 90, 180, 270 degrees) that makes most text upright.
+
+        Votes are weighted by characters; lines shorter than ``VOTE_MIN_CHARS`` do not vote.
+        A vertical line read without flip runs top-to-bottom (content turned 90 degrees
+        clockwise), so the page is turned 90 counter-clockwise; flipped, 270.
+        """
+        votes = {0: 0, 90: 0, 180: 0, 270: 0}
+        for ln in lines:
+            n = len(ln.text)
+            if n < VOTE_MIN_CHARS:
+                continue
+            if ln.vertical:
+                votes[270 if ln.flipped else 90] += n
+            else:
+                votes[180 if ln.flipped else 0] += n
+        total = sum(votes.values())
+        best = max(votes, key=lambda k: votes[k])
+        return best if total and votes[best] * 2 > total and best != 0 else 0
+
+    def orient(self, page: PageImage) -> tuple[PageImage, int]:
+        """Return (``page`` turned upright, rotation in degrees counter-clockwise).
+
+        A turned page is a new PageImage with a note; an upright one is ``page`` itself.
+
+        The lines read while deciding are kept for :meth:`recognize`, so an upright page is
+        read exactly once.
+        """
+        lines = self.read_lines(page.image)
+        rotation = self.page_rotation(lines)
+        if rotation:
+            image = page.image.rotate(rotation, expand=True)
+            page = dataclasses.replace(
+                page,
+                image=image,
+                notes=(
+                    *page.notes,
+                    f"page turned {rotation} degrees counter-clockwise to make its text upright",
+                ),
+            )
+            lines = self.read_lines(image)
+        self._lines[id(page.image)] = lines
+        return page, rotation
+
+    # -- Recognizer protocol --------------------------------------------------------
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        """Fill each block's text from the page's lines; append ``recovered`` blocks for uncovered lines.
+
+        Returns ``blocks`` (same order, text and warnings filled) followed by new text
+        blocks (label ``recovered``) for lines no block covers by at least half.
+        """
+        lines = self._lines.pop(id(page.image), None)
+        if lines is None:
+            lines = self.read_lines(page.image)
+        return assign_lines(blocks, lines, structured=False)
+
+
+def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = False) -> list[Block]:
+    """Give every line to exactly one block and set the blocks' text (nothing is read twice).
+
+    A line goes to the block covering the largest fraction of it (at least 0.5); on a tie
+    the smaller block wins (a title inside a text block keeps its own line). Text-bearing
+    blocks grow to contain their lines so crops and overlays show whole glyphs. Lines no
+    block covers are grouped into ``recovered`` TEXT blocks (issue 3: 17% of the bzip2
+    manual's lines fell outside every rapid-layout block).
+    """
+    owners: dict[int, list[Line]] = {i: [] for i in range(len(blocks))}
+    loose: list[Line] = []
+    for ln in lines:
+        best, best_key = None, None
+        for i, b in enumerate(blocks):
+            c = covered(ln.bbox, b.bbox)
+            if c >= 0.5:
+                key = (round(c, 2), -area(b.bbox))
+                if best_key is None or key > best_key:
+                    best, best_key = i, key
+        if best is None:
+            loose.append(ln)
+        else:
+            owners[best].append(ln)
+    for i, b in enumerate(blocks):
+        own = owners[i]
+        b.text = join_lines(own, columns=b.category not in (Category.TABLE,))
+        if own and b.category is not Category.FIGURE:
+            b.bbox = union([b.bbox, *(ln.bbox for ln in own)])
+        if own and not structured and b.category in FALLBACK_WARNING:
+            b.warnings.append(FALLBACK_WARNING[b.category])
+    extra = [
+        Block(
+            bbox=union(ln.bbox for ln in g),
+            category=Category.TEXT,
+            score=min(ln.score for ln in g),
+            order=len(blocks) + k,
+            label="recovered",
+            text=join_lines(g),
+        )
+        for k, g in enumerate(group_lines(loose))
+    ]
+    return [*blocks, *extra]
+
+
+def join_lines(lines: list[Line], columns: bool = True) -> str:
+    """Order ``lines`` (see :func:`ocrstack.reading_order.order_lines`) and join them.
+
+    Lines on the same row are joined with a space, rows with a newline.
+    """
+    if not lines:
+        return ""
+    boxes = [ln.bbox for ln in lines]
+    idx = order_lines(boxes, columns=columns)
+    out: list[str] = []
+    prev: BBox | None = None
+    for i in idx:
+        b = boxes[i]
+        if prev is not None:
+            ov = min(prev[3], b[3]) - max(prev[1], b[1])
+            same_row = ov >= 0.5 * min(prev[3] - prev[1], b[3] - b[1]) and b[0] >= prev[2] - 2
+            out.append(" " if same_row else "\n")
+        out.append(lines[i].text)
+        prev = b
+    return "".join(out)
+
+
+def group_lines(lines: list[Line]) -> list[list[Line]]:
+    """Group loose lines into paragraphs: a line joins a group whose box it overlaps horizontally
+    and whose bottom is at most one median line height above it."""
+    if not lines:
+        return []
+    lh = median(ln.bbox[3] - ln.bbox[1] for ln in lines)
+    groups: list[list[Line]] = []
+    boxes: list[BBox] = []
+    for ln in sorted(lines, key=lambda x: (x.bbox[1], x.bbox[0])):
+        b = ln.bbox
+        for k, gb in enumerate(boxes):
+            if min(gb[2], b[2]) > max(gb[0], b[0]) and -lh <= b[1] - gb[3] <= lh:
+                groups[k].append(ln)
+                boxes[k] = union([gb, b])
+                break
+        else:
+            groups.append([ln])
+            boxes.append(b)
+    return groups
+
+
+def create(options: ParseOptions) -> RapidOcrRecognizer:
+    """Factory for the registry in :mod:`ocrstack.recognition`; ``options`` is unused (CPU, offline)."""
+    return RapidOcrRecognizer()
