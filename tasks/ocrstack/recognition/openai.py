@@ -120,6 +120,8 @@ class OpenAIRecognizer:
     """Recognizer (:class:`ocrstack.types.Recognizer`) backed by OpenAI-compatible servers."""
 
     name = "openai"
+    #: Pipeline hint: requests go to servers, so several pages should be in flight.
+    remote = True
 
     def __init__(self, settings: RecognizerSettings, prompt_set: prompt_sets.PromptSet | None = None) -> None:
         self.settings = settings
@@ -143,6 +145,21 @@ class OpenAIRecognizer:
             "temperature": self.settings.temperature,
             "max_tokens": self.settings.max_tokens,
         }
+
+    def model_info(self) -> dict[str, str]:
+        """Flat provenance for ``blocks.json`` (pipeline hook): served model, prompt set, servers."""
+        info = {
+            "served_model": self.settings.model,
+            "prompts": self.prompt_set.name,
+            "servers": " ".join(self.settings.server_urls),
+        }
+        if self.prompt_set.unverified():
+            info["unverified_prompts"] = ",".join(self.prompt_set.unverified())
+        return info
+
+    def probe(self) -> list[ProbeResult]:
+        """Pipeline hook called before the first page: same as :meth:`start`."""
+        return self.start()
 
     # -- lifecycle
 
