@@ -82,6 +82,8 @@ class Profile:
         gpu: set CUDA_VISIBLE_DEVICES.
         speculative: the profile starts speculative decoding (DSpark metrics expected, guide 6).
         enforce_eager_flag: flag appended by the restart policy (guide 4.4), or None.
+        served_name: template of the model name clients must send (``transformers serve``
+            pins the path it was given; vLLM answers to ``--served-model-name``).
         source: guide section / URL the command comes from.
     """
 
@@ -97,6 +99,7 @@ class Profile:
     gpu: bool = False
     speculative: bool = False
     enforce_eager_flag: str | None = None
+    served_name: str = "${served_model_name}"
     description: str = ""
     source: str = ""
 
@@ -114,6 +117,10 @@ class Profile:
             if v is not None:
                 values[k] = str(v)
         return values
+
+    def served_model(self, overrides: Mapping[str, Any] | None = None) -> str:
+        """Return the model name clients must send to this server (guide 4.1 ``--model``)."""
+        return Template(self.served_name).safe_substitute(self.variables(overrides))
 
     def argv(self, overrides: Mapping[str, Any] | None = None, extra: tuple[str, ...] = ()) -> list[str]:
         """Render the full argument list (program first). ``extra`` is appended verbatim.
@@ -218,6 +225,7 @@ def _parse(path: Path, data: Any) -> ProfileSet:
             gpu=bool(p.get("gpu", False)),
             speculative=bool(p.get("speculative", False)),
             enforce_eager_flag=p.get("enforce-eager-flag"),
+            served_name=str(p.get("served-name", "${served_model_name}")),
             description=str(p.get("description", "")),
             source=str(p.get("source", "")),
         )
