@@ -256,6 +256,26 @@ def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     stream.close()
 
 
+def test_pdf_reopened_in_chunks_keeps_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes = [(72 + i, 72) for i in range(11)]  # page i is 72 + i points wide
+    pdf = write(tmp_path / "chunks.pdf", make_pdf([{"size": s} for s in sizes]))
+    monkeypatch.setattr(documents, "PDF_REOPEN_EVERY", 4)
+    got = list(iter_pages(pdf, dpi=72))
+    assert [p.index for p in got] == list(range(11))
+    assert [p.size for p in got] == [(px(w, 72), px(h, 72)) for w, h in sizes]
+    assert [p.index for p in iter_pages(pdf, pages="2,5-6,10-", dpi=72)] == [1, 4, 5, 9, 10]
+
+
+def test_pdf_changed_between_chunks_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pdf = write(tmp_path / "moving.pdf", make_pdf([{"size": (72, 72)}] * 6))
+    monkeypatch.setattr(documents, "PDF_REOPEN_EVERY", 2)
+    stream = iter_pages(pdf, dpi=10)
+    next(stream), next(stream)
+    write(pdf, make_pdf([{"size": (72, 72)}] * 7))
+    with pytest.raises(InputError, match="changed while"):
+        next(stream)
+
+
 def test_pdf_rotate_is_honoured(tmp_path: Path) -> None:
     # 200 x 100 pt landscape MediaBox, black square at the top-left corner in PDF user space
     # (y grows upwards). /Rotate 90 turns the page clockwise for display (ISO 32000-1 7.7.3.3):
