@@ -1,0 +1,79 @@
+"""Column-aware reading order (ocrstack.reading_order) on synthetic layouts with a known order."""
+
+from __future__ import annotations
+
+from ocrstack.reading_order import order_blocks, order_lines, rows, xy_cut
+from ocrstack.types import Block, Category
+
+
+def _column(x0: float, x1: float, y0: float, n: int, h: float = 30, gap: float = 5) -> list[tuple]:
+    return [(x0, y0 + k * (h + gap), x1, y0 + k * (h + gap) + h) for k in range(n)]
+
+
+def test_two_columns_with_aligned_baselines_read_left_column_first():
+    # LaTeX two-column pages align baselines across columns: every row has a line in each
+    # column, which is exactly where a y-sorted order (rapidocr's) interleaves them.
+    left = _column(100, 780, 500, 10)
+    right = _column(850, 1530, 500, 10)
+    boxes = [b for pair in zip(left, right, strict=True) for b in pair]  # y-sorted, interleaved
+    order = xy_cut(boxes, min_gap_x=30)
+    assert [boxes[i] for i in order] == left + right
+
+
+def test_full_width_title_then_two_columns_then_full_width_footer():
+    title = (100, 100, 1530, 160)
+    left = _column(100, 780, 200, 6)
+    right = _column(850, 1530, 200, 4)  # right column shorter
+    footer = (100, 1000, 1530, 1040)
+    boxes = [footer, *right, title, *left]
+    order = xy_cut(boxes, min_gap_x=30)
+    assert [boxes[i] for i in order] == [title, *left, *right, footer]
+
+
+def test_left_column_longer_than_right_is_still_read_column_by_column():
+    # the strip below the right column's end holds only left-column lines; it belongs to
+    # the left column, before the right column
+    left = _column(100, 780, 200, 12)
+    right = _column(850, 1530, 200, 3)
+    boxes = sorted(left + right, key=lambda b: (b[1], b[0]))
+    order = xy_cut(boxes, min_gap_x=30)
+    assert [boxes[i] for i in order] == left + right
+
+
+def test_three_columns():
+    cols = [_column(x, x + 400, 100, 8) for x in (50, 520, 990)]
+    boxes = sorted([b for c in cols for b in c], key=lambda b: (b[1], b[0]))
+    order = xy_cut(boxes, min_gap_x=30)
+    assert [boxes[i] for i in order] == cols[0] + cols[1] + cols[2]
+
+
+def test_word_gap_narrower_than_a_line_height_is_not_a_gutter():
+    # two boxes on one row 10 px apart (a wide word space) followed by a full line
+    boxes = [(100, 100, 400, 130), (410, 100, 700, 130), (100, 140, 700, 170)]
+    assert order_lines(boxes) == [0, 1, 2]
+
+
+def test_rows_groups_by_vertical_overlap_and_sorts_left_to_right():
+    boxes = [(300, 102, 400, 128), (100, 100, 200, 130), (100, 150, 200, 180)]
+    assert rows(boxes) == [[1, 0], [2]]
+    assert order_lines(boxes, columns=False) == [1, 0, 2]
+
+
+def _block(bbox, order=0, label="text", cat=Category.TEXT):
+    return Block(bbox=bbox, category=cat, order=order, label=label)
+
+
+def test_order_blocks_without_provider_order_uses_columns_and_renumbers():
+    a, b, c = _block((850, 100, 1500, 500)), _block((100, 100, 780, 500)), _block((100, 50, 1500, 90))
+    out = order_blocks([a, b, c], provider_order=False)
+    assert out == [c, b, a]
+    assert [x.order for x in out] == [0, 1, 2]
+
+
+def test_provider_order_is_kept_and_recovered_blocks_are_inserted_by_position():
+    # the provider says right column first (e.g. a right-to-left reading order); keep it
+    right = _block((850, 100, 1500, 500), order=0)
+    left = _block((100, 100, 780, 500), order=1)
+    extra = _block((860, 520, 1490, 560), label="recovered")  # below the right block
+    out = order_blocks([left, right, extra], provider_order=True)
+    assert out == [right, extra, left]
