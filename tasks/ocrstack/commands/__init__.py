@@ -7,7 +7,11 @@ COMMANDS: list[str] = [
     "versions",
     "doctor",
     "preflight",
+    "fetch",
     "lock",
     "toolchain",
     "parse",
+    "serve",
+    "wait_ready",
+    "bench",
 ]

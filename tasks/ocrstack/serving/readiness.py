@@ -52,6 +52,7 @@ class Outcome:
         findings: doctor findings in the watched log (``ocrstack.doctor.Finding``).
         returncode: the server's exit status when it died (negative = signal).
         probe: the probe result when ready.
+        error: the ServerRejected raised by the probe (reason ``rejected``).
     """
 
     ready: bool
@@ -62,6 +63,7 @@ class Outcome:
     findings: list[Any] = field(default_factory=list)
     returncode: int | None = None
     probe: Any = None
+    error: Any = None
 
     def diagnosis(self) -> str:
         """The doctor findings rendered as text ('' when none)."""
@@ -87,7 +89,8 @@ class Outcome:
         if diag:
             print(diag, file=sys.stderr)
         if self.reason == "rejected":
-            raise ServerRejected(msg, fix)
+            err = self.error
+            raise ServerRejected(msg, err.remedy if err is not None else fix, getattr(err, "status", None))
         raise ServerUnreachable(msg, fix)
 
 
@@ -258,7 +261,7 @@ def wait_ready(
             result = probe(url, model, request_timeout)
             return outcome(True, "ready", f"ready after {time.monotonic() - start:.1f} s", probe=result)
         except ServerRejected as exc:
-            return outcome(False, "rejected", f"server at {url} rejected the tiny request: {exc.render()}")
+            return outcome(False, "rejected", exc.message, error=exc)
         except ServerUnreachable as exc:
             last_error = exc.message
         now = time.monotonic()

@@ -1,0 +1,141 @@
+"""``ocrstack serve``: start a recognition server from a profile; ``serve stop``; ``serve dspark-check``.
+
+Examples::
+
+    ocrstack serve --profile dspark --dry-run          # print the exact command and environment
+    ocrstack serve --profile tf --venv /path/tf-ocr-env --model ./models/MiniCPM-OCR-1.0 --offline
+    ocrstack serve stop --port 18499
+    ocrstack serve dspark-check http://127.0.0.1:18499  # guide 6: counters exist and grow
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ocrstack import options as parse_defaults
+from ocrstack.errors import CheckFailed, UsageError
+from ocrstack.serving import launcher, metrics, runner
+
+_SHORTCUTS = ("model", "draft_model", "port", "host", "served_model_name", "gguf", "mmproj")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``serve`` verb with its ``stop`` and ``dspark-check`` actions."""
+    p = sub.add_parser(
+        "serve",
+        help="start a recognition server from a profile (guide 4), stop it, or check DSpark (guide 6)",
+        description="Start a server from a profile (serve_profiles.yaml); wait until it answers a request.",
+    )
+    p.add_argument("--profile", default="dspark", help="dspark (default, guide 4.1), standard, tf, llamacpp")
+    p.add_argument("--profiles", type=Path, default=None, help="profiles YAML (default: the packaged one)")
+    p.add_argument("--model", help="main model directory (default ./models/MiniCPM-OCR-1.0, guide 3.4)")
+    p.add_argument("--draft-model", help="DSpark draft model directory (dspark profile)")
+    p.add_argument("--port", type=int, help="port (default: versions.yaml serve.port)")
+    p.add_argument("--host", help="listen address for profiles that take one (default 127.0.0.1)")
+    p.add_argument(
+        "--served-model-name", help="name clients send (default: versions.yaml serve.served-model-name)"
+    )
+    p.add_argument("--gguf", help="GGUF model file (llamacpp profile)")
+    p.add_argument(
+        "--mmproj", help="GGUF multimodal projector (llamacpp profile; without it images are ignored)"
+    )
+    p.add_argument("--set", action="append", default=[], metavar="VAR=VALUE", help="any profile placeholder")
+    p.add_argument(
+        "--venv", type=Path, help="server environment (default: $VIRTUAL_ENV or the guide's env dir)"
+    )
+    p.add_argument("--gpu", help="CUDA_VISIBLE_DEVICES value (default: the freest GPU via nvidia-smi)")
+    p.add_argument(
+        "--build", help="declare the server build instead of detecting it (feat-ocr, upstream, ...)"
+    )
+    p.add_argument("--run-dir", type=Path, default=launcher.DEFAULT_RUN_DIR, help="log/pid/state directory")
+    p.add_argument(
+        "--offline", action="store_true", help="set HF_HUB_OFFLINE=1 and HF_HUB_DISABLE_UPDATE_CHECK=1"
+    )
+    p.add_argument("--timeout", type=float, help="readiness timeout, s (default: versions.yaml first-start)")
+    p.add_argument("--no-wait", action="store_true", help="return right after launch")
+    p.add_argument("--no-restart", action="store_true", help="do not apply the guide 4.4 restart policy")
+    p.add_argument(
+        "--extra", action="append", default=[], metavar="ARG", help="append ARG to the server argv"
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the exact command and environment, start nothing"
+    )
+    p.set_defaults(handler=_serve)
+
+    act = p.add_subparsers(dest="serve_action", metavar="ACTION")
+    stop = act.add_parser("stop", help="stop the server started for a port, by its pid file")
+    stop.add_argument("--port", dest="stop_port", type=int, default=None, help="port (default: serve.port)")
+    stop.add_argument("--run-dir", dest="stop_run_dir", type=Path, default=launcher.DEFAULT_RUN_DIR)
+    stop.add_argument("--grace", type=float, default=30.0, help="seconds between SIGTERM and SIGKILL")
+    stop.set_defaults(handler=_stop)
+
+    chk = act.add_parser("dspark-check", help="prove speculative decoding is active via /metrics (guide 6)")
+    chk.add_argument("url", nargs="?", default=None, help="server URL (default: versions.yaml serve.port)")
+    chk.add_argument("--model", dest="check_model", default=None, help="served model name (default: pin)")
+    chk.add_argument("--requests", type=int, default=3, help="real requests sent between the two scrapes")
+    chk.add_argument("--before", type=Path, help="evaluate saved /metrics text instead of a live server")
+    chk.add_argument("--after", type=Path, help="saved /metrics text after the requests (with --before)")
+    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    chk.set_defaults(handler=_dspark_check)
+
+
+def options_from_args(args: argparse.Namespace) -> launcher.ServeOptions:
+    """Build :class:`ocrstack.serving.launcher.ServeOptions` from parsed arguments."""
+    values: dict[str, object] = {k: getattr(args, k) for k in _SHORTCUTS}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(
+                f"--set expects VAR=VALUE, got {item!r}", "e.g. --set draft_model=/models/dspark"
+            )
+        values[key.replace("-", "_")] = value
+    return launcher.ServeOptions(
+        profile=args.profile,
+        profiles_file=args.profiles,
+        vars=values,
+        venv=args.venv,
+        gpu=args.gpu,
+        build=args.build,
+        run_dir=args.run_dir,
+        offline=args.offline,
+        extra_args=tuple(args.extra),
+        timeout=args.timeout,
+        wait=not args.no_wait,
+        restart=not args.no_restart,
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    opts = options_from_args(args)
+    if args.dry_run:
+        print(launcher.plan(opts).render())
+        return 0
+    runner.print_result(runner.serve(opts))
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    port = args.stop_port
+    if port is None:
+        port = int(parse_defaults.default_server_url().rsplit(":", 1)[1])
+    print(launcher.stop(args.stop_run_dir, port, grace=args.grace))
+    return 0
+
+
+def _dspark_check(args: argparse.Namespace) -> int:
+    if args.before or args.after:
+        if not (args.before and args.after):
+            raise UsageError("--before and --after go together", "pass both saved /metrics files")
+        report = metrics.check(
+            args.before.read_text(encoding="utf-8"), args.after.read_text(encoding="utf-8")
+        )
+    else:
+        url = args.url or parse_defaults.default_server_url()
+        model = args.check_model or parse_defaults.default_model()
+        report = metrics.run_check(url, model, args.requests)
+    print(report.to_json() if args.json else report.to_text())
+    if not report.ok:
+        failed = next(c for c in report.checks if c.status.value == "fail")
+        raise CheckFailed(f"DSpark check failed: {failed.detail}", failed.fix)
+    return 0

@@ -1,0 +1,165 @@
+"""Launch planning: environment (guide 4), GPU choice, build detection/mismatch, port check, dry-run."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from ocrstack import cli, versions
+from ocrstack.errors import ConfigError
+from ocrstack.serving import launcher
+
+NO_GPU = staticmethod(lambda: None)
+
+
+def fake_venv(root: Path, dist: str | None = None, version: str | None = None, py: str = "3.13") -> Path:
+    """A venv-shaped directory with one installed distribution's metadata (no real packages)."""
+    sp = root / "lib" / f"python{py}" / "site-packages"
+    sp.mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "bin" / "python").write_text("#!/bin/sh\n")
+    (root / "bin" / "python").chmod(0o755)
+    if dist:
+        info = sp / f"{dist}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    return root
+
+
+def plan(profile: str, **kw):
+    gpu_query = kw.pop("gpu_query", lambda: None)
+    return launcher.plan(launcher.ServeOptions(profile, **kw), gpu_query=gpu_query)
+
+
+def test_parse_gpu_query_and_freest() -> None:
+    text = "0, 30000, 81559\n1, 512, 81559\n2, 512, 81559\nbad line\n"
+    assert launcher.parse_gpu_query(text) == [("0", 30000, 81559), ("1", 512, 81559), ("2", 512, 81559)]
+    idx, why = launcher.freest_gpu(lambda: text)
+    assert idx == "1" and "512/81559" in why
+    assert launcher.freest_gpu(lambda: None) == (None, "no NVIDIA GPU found (nvidia-smi not on PATH)")
+
+
+def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
+    venv = fake_venv(tmp_path / "vllm-ocr-env", "vllm", "0.11.1.dev42+g5c2b92a5d.cu130")
+    lp = plan("dspark", venv=venv, gpu_query=lambda: "0, 9000, 24000\n1, 100, 24000\n")
+    cu = venv / "lib" / "python3.13" / "site-packages" / "nvidia" / f"cu{versions.pin('torch.cuda_major')}"
+    assert lp.env["CUDA_HOME"] == str(cu)  # guide 4: otherwise "Could not find nvcc"
+    assert lp.env["PATH"].split(":")[:2] == [str(venv / "bin"), str(cu / "bin")]
+    assert lp.env["CUDA_VISIBLE_DEVICES"] == "1"
+    assert lp.argv[0] == str(venv / "bin" / "python") and lp.argv[1:3] == [
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+    ]
+    assert lp.build == "feat-ocr"
+    launcher.check_build(lp)
+    assert plan("dspark", venv=venv, gpu="3").env["CUDA_VISIBLE_DEVICES"] == "3"
+
+
+def test_upstream_build_is_refused_with_the_flag_named(tmp_path: Path) -> None:
+    venv = fake_venv(tmp_path / "env", "vllm", str(versions.pin("upstream.vllm")))
+    lp = plan("standard", venv=venv)
+    assert lp.build == "upstream"
+    with pytest.raises(ConfigError, match="--trust-request-mm-kwargs") as err:
+        launcher.check_build(lp)
+    assert "feat-ocr" in str(err.value)
+
+
+def test_unknown_vllm_and_missing_env_are_refused(tmp_path: Path) -> None:
+    lp = plan("dspark", venv=fake_venv(tmp_path / "a", "vllm", "0.9.0"))
+    assert lp.build is None
+    with pytest.raises(ConfigError, match="neither the feat-ocr build"):
+        launcher.check_build(lp)
+    lp = plan("dspark", venv=tmp_path / "absent")
+    with pytest.raises(ConfigError, match="not found"):
+        launcher.check_build(lp)
+    launcher.check_build(plan("dspark", venv=tmp_path / "absent", build="feat-ocr"))  # declared
+
+
+def test_transformers_build_detection(tmp_path: Path) -> None:
+    ok = plan("tf", venv=fake_venv(tmp_path / "ok", "transformers", "5.23.0", py="3.11"))
+    assert ok.build == "transformers"
+    fork = plan(
+        "tf",
+        venv=fake_venv(tmp_path / "fork", "transformers", str(versions.pin("transformers.fork-version"))),
+    )
+    assert fork.build == "transformers"
+    old = plan("tf", venv=fake_venv(tmp_path / "old", "transformers", "4.57.1"))
+    assert old.build is None and "no minicpm_ocr" in old.build_detail
+
+
+def test_no_gpu_blocks_vllm_but_not_tf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    venv = fake_venv(tmp_path / "v", "vllm", "0.11.1+g5c2b92a5dc")
+    models = tmp_path / "models"
+    (models / "main").mkdir(parents=True)
+    (models / "draft").mkdir()
+    lp = plan(
+        "dspark", venv=venv, vars={"model": models / "main", "draft_model": models / "draft", "port": 1}
+    )
+    assert "CUDA_VISIBLE_DEVICES" not in lp.env_set
+    with pytest.raises(ConfigError, match="needs an NVIDIA GPU: no NVIDIA GPU found"):
+        launcher.preflight(lp)
+    tf = plan("tf", venv=fake_venv(tmp_path / "t", "transformers", "5.23.0"), vars={"model": models / "main"})
+    assert any("runs on the CPU" in n for n in tf.notes)
+
+
+def test_missing_model_dir_is_reported(tmp_path: Path) -> None:
+    lp = plan(
+        "tf", venv=fake_venv(tmp_path / "t", "transformers", "5.23.0"), vars={"model": tmp_path / "nope"}
+    )
+    with pytest.raises(ConfigError, match="model not found"):
+        launcher.preflight(lp)
+
+
+def test_port_in_use_is_reported_before_launch(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert launcher.port_in_use("127.0.0.1", port)
+        (tmp_path / "m").mkdir()
+        lp = plan(
+            "tf",
+            venv=fake_venv(tmp_path / "t", "transformers", "5.23.0"),
+            vars={"model": tmp_path / "m", "port": port},
+            run_dir=tmp_path / "run",
+        )
+        with pytest.raises(ConfigError, match=f"port {port} on 127.0.0.1 is already in use"):
+            launcher.preflight(lp)
+    assert not launcher.port_in_use("127.0.0.1", port)
+
+
+def test_offline_env_and_served_name(tmp_path: Path) -> None:
+    lp = plan("tf", offline=True, vars={"model": "/x/ck"})
+    assert lp.env_set["HF_HUB_OFFLINE"] == "1" and lp.env_set["HF_HUB_DISABLE_UPDATE_CHECK"] == "1"
+    assert lp.served_model == "/x/ck"  # transformers serve answers only to the path it pinned
+    assert plan("dspark").served_model == versions.pin("serve.served-model-name")
+
+
+def test_dry_run_prints_command_and_environment(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    assert cli.main(["serve", "--profile", "dspark", "--dry-run", "--gpu", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "CUDA_VISIBLE_DEVICES=2" in out and "CUDA_HOME=" in out
+    assert (
+        '--speculative-config \'{"method":"dspark","model":"./models/MiniCPM-OCR-1.0-DSpark",'
+        '"num_speculative_tokens":15,"enable_adaptive_verification":false}\''
+    ) in out
+    assert '--mm-processor-kwargs \'{"downsample_mode":"4x"}\'' in out
+
+
+def test_stop_without_pid_file_is_a_clear_error(tmp_path: Path) -> None:
+    rc = cli.main(["serve", "stop", "--port", "9", "--run-dir", str(tmp_path)])
+    assert rc == 5
+
+
+def test_stale_pid_is_not_killed(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "serve-9.pid").write_text(f"{os.getpid()}\n")
+    (tmp_path / "serve-9.json").write_text(
+        '{"argv": ["x", "transformers-serve-that-is-not-me", "--port", "9"]}'
+    )
+    with pytest.raises(ConfigError, match="no longer runs the recorded server"):
+        launcher.stop(tmp_path, 9)

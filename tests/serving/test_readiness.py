@@ -1,0 +1,115 @@
+"""wait-ready logic: tiny-request readiness, fatal log lines (doctor), silent phases, timeouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocrstack.errors import ServerRejected, ServerUnreachable
+from ocrstack.serving import profiles
+from ocrstack.serving.readiness import LogWatcher, wait_ready
+
+PSET = profiles.load()
+
+
+def never_ready(url: str, model: str, timeout: float):
+    raise ServerUnreachable("connection refused")
+
+
+def test_ready_when_probe_succeeds_after_warmup(tmp_path: Path) -> None:
+    calls = []
+
+    def probe(url, model, timeout):
+        calls.append(model)
+        if len(calls) < 3:
+            raise ServerUnreachable("503 warming up")
+        return "ok"
+
+    out = wait_ready("http://127.0.0.1:1", "minicpm-ocr", timeout=10, probe=probe, interval=0.01, pset=PSET)
+    assert out.ready and out.reason == "ready" and out.probe == "ok"
+    assert calls == ["minicpm-ocr"] * 3
+
+
+def test_rejection_ends_the_wait_at_once() -> None:
+    def probe(url, model, timeout):
+        raise ServerRejected(
+            "HTTP 400: Server is pinned to '/m'; requested 'minicpm-ocr'.", "pass --model /m", 400
+        )
+
+    out = wait_ready("http://x", "minicpm-ocr", timeout=60, probe=probe, interval=0.01, pset=PSET)
+    assert not out.ready and out.reason == "rejected" and out.seconds < 5
+    with pytest.raises(ServerRejected, match="pinned") as err:
+        out.raise_for_failure()
+    assert err.value.remedy == "pass --model /m"
+
+
+def test_known_fatal_log_line_ends_the_wait_with_diagnosis(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "INFO starting\nRuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' "
+        "doesn't exist\n"
+    )
+    out = wait_ready("http://x", "m", timeout=60, log=log, probe=never_ready, interval=0.01, pset=PSET)
+    assert out.reason == "fatal-log" and out.seconds < 5
+    assert out.findings[0].rule_id == "could-not-find-nvcc" and out.findings[0].line_no == 2
+    with pytest.raises(ServerUnreachable, match="could-not-find-nvcc") as err:
+        out.raise_for_failure()
+    assert "CUDA_HOME" in (err.value.remedy or "")
+
+
+def test_log_offset_skips_earlier_attempts(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text("Could not find nvcc\n")
+    offset = log.stat().st_size
+    out = wait_ready(
+        "http://x", "m", timeout=0.2, log=log, log_offset=offset, probe=never_ready, interval=0.05, pset=PSET
+    )
+    assert out.reason == "timeout" and not out.findings
+
+
+def test_cuda_graph_capture_is_a_phase_not_a_fatal_error(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "INFO gpu_model_runner.py:2318] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 12%\n"
+    )
+    said: list[str] = []
+    out = wait_ready(
+        "http://x",
+        "m",
+        timeout=0.5,
+        log=log,
+        probe=never_ready,
+        interval=0.05,
+        silence_report=0.1,
+        say=said.append,
+        pset=PSET,
+    )
+    assert out.reason == "timeout" and out.phase == "CUDA graph capture"
+    assert "still in phase: CUDA graph capture" in out.detail
+    assert any("CUDA graph capture in progress" in s and "not a hang" in s for s in said)
+    assert [f.rule_id for f in out.findings] == ["cuda-graph-capture-stalled"]  # kept for the restart policy
+
+
+def test_watcher_tracks_phase_end_and_partial_lines(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    w = LogWatcher(log, PSET.phases)
+    assert w.poll() == []  # no file yet
+    log.write_text("Capturing CUDA graphs: 50%")
+    w.poll()
+    assert w.phase is None  # line not complete yet
+    with log.open("a") as fh:
+        fh.write("\n")
+    w.poll()
+    assert w.phase == "CUDA graph capture"
+    with log.open("a") as fh:
+        fh.write("INFO Graph capturing finished in 21 secs, took 0.52 GiB\n")
+    w.poll()
+    assert w.phase is None
+
+
+def test_dead_pid_ends_the_wait(tmp_path: Path) -> None:
+    out = wait_ready(
+        "http://x", "m", timeout=30, pid=2**22 + 12345, probe=never_ready, interval=0.01, pset=PSET
+    )
+    assert out.reason == "died" and out.seconds < 5
