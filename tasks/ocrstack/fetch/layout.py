@@ -1,0 +1,90 @@
+"""``ocrstack fetch layout``: the PP-DocLayoutV3 Paddle inference tarball (guide 3.4).
+
+Downloads with resume and retries (:mod:`ocrstack.fetch.http`), extracts with the tar
+``data`` filter into a staging dir, checks ``inference.pdiparams``/``.json``/``.yml`` and
+moves the directory into place; prints the ``OCR_LAYOUT_MODEL_DIR`` export.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocrstack.errors import ConfigError, InputError
+from ocrstack.fetch import archive, catalog, http
+from ocrstack.fetch.verify import LAYOUT_EXPLANATION, check_layout_dir
+from ocrstack.results import Report, Status
+
+
+@dataclass(frozen=True)
+class LayoutFetchOptions:
+    """Options of ``ocrstack fetch layout``.
+
+    Attributes:
+        name: catalog entry (``PP-DocLayoutV3``).
+        dest: parent directory of the extracted ``PP-DocLayoutV3_infer`` (guide 3.4: the working dir).
+        url: override the tarball URL (a mirror).
+        keep_tar: keep the downloaded tarball after extraction.
+        retries: transient-failure retries (4xx never retried).
+    """
+
+    name: str = "PP-DocLayoutV3"
+    dest: Path = Path(".")
+    url: str | None = None
+    keep_tar: bool = False
+    retries: int = 5
+
+
+def export_line(directory: Path) -> str:
+    """``export OCR_LAYOUT_MODEL_DIR=<absolute path>`` (guide 3.4, 5)."""
+    return f"export OCR_LAYOUT_MODEL_DIR={directory.resolve()}"
+
+
+def fetch_layout(opts: LayoutFetchOptions, *, backoff: float = 1.0) -> tuple[Path, Report]:
+    """Download + extract + check; returns (layout dir, report).
+
+    An existing complete directory is reused without downloading. An existing incomplete
+    one is never overwritten.
+
+    Raises:
+        ConfigError: the target exists but is not a complete Paddle inference dir.
+        InputError: the archive is unsafe or lacks the inference files.
+        ServerRejected / StepFailed: download errors.
+    """
+    spec = catalog.layouts()[opts.name] if opts.name in catalog.layouts() else None
+    if spec is None:
+        raise ConfigError(f"unknown layout model '{opts.name}'", f"use one of {', '.join(catalog.layouts())}")
+    target = opts.dest / spec.dir
+    report = Report(f"fetch: layout model {spec.name} (guide 3.4)")
+    if target.exists():
+        check = check_layout_dir(target, spec)
+        if check.status is Status.PASS:
+            report.add(check)
+            return target, report
+        raise ConfigError(
+            f"{target} exists but is not a complete Paddle inference directory ({check.detail})",
+            "move it away (nothing is overwritten), then rerun `ocrstack fetch layout`",
+        )
+    url = opts.url or spec.url
+    tar = opts.dest / url.rsplit("/", 1)[-1]
+    if not tar.is_file():
+        http.download(url, tar, retries=opts.retries, backoff=backoff)
+    stage = archive.extract(tar, opts.dest)
+    try:
+        root = archive.content_root(stage, spec.required)
+        if root is None:
+            if any(stage.rglob("*.safetensors")):
+                raise InputError(
+                    f"{tar} holds a safetensors model, not a Paddle inference model", LAYOUT_EXPLANATION
+                )
+            raise InputError(
+                f"{tar} lacks {', '.join(spec.required)}", f"check the URL ({url}); {LAYOUT_EXPLANATION}"
+            )
+        archive.move_into_place(root, target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    if not opts.keep_tar:
+        tar.unlink(missing_ok=True)
+    report.add(check_layout_dir(target, spec))
+    return target, report

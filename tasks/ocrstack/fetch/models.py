@@ -1,0 +1,79 @@
+"""``ocrstack fetch models``: main model + DSpark draft into ./models/NAME, then the guide 3.4 checks."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocrstack.fetch import catalog, hub
+from ocrstack.fetch.verify import PROVENANCE, bad_reason, verify_models, write_json_atomic
+from ocrstack.results import Report
+
+
+@dataclass(frozen=True)
+class ModelFetchOptions:
+    """Options of ``ocrstack fetch models``.
+
+    Attributes:
+        names: catalog names to fetch (default: the main model and its DSpark draft).
+        dest: parent directory (guide 3.4: ``./models``).
+        source: ``hf`` (huggingface_hub) or ``modelscope``.
+        endpoint: hub endpoint (default ``$HF_ENDPOINT``).
+        revision: branch, tag or commit for every repo (default: main).
+        repo_overrides: ``{name: repo id}``, e.g. ModelScope ids (guide 3.4 ``<MS_REPO_ID>``).
+        check_only: do not download; only run the checks on what is there.
+    """
+
+    names: tuple[str, ...] = ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark")
+    dest: Path = Path("models")
+    source: str = "hf"
+    endpoint: str | None = None
+    revision: str | None = None
+    repo_overrides: tuple[tuple[str, str], ...] = ()
+    check_only: bool = False
+
+
+def fetch_models(opts: ModelFetchOptions) -> Report:
+    """Download (unless ``check_only``) and verify; returns the checks report.
+
+    Each model goes to ``dest/NAME``; a provenance file records repo, source, endpoint,
+    revision and commit. Existing files are kept (the hub libraries resume and skip
+    complete files). A failed check marks the directory bad; nothing is deleted.
+    """
+    specs = [catalog.model(n) for n in opts.names]
+    overrides = dict(opts.repo_overrides)
+    for spec in specs:
+        target = opts.dest / spec.name
+        if opts.check_only:
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        repo = overrides.get(spec.name, spec.repo)
+        if opts.source == "modelscope":
+            commit = hub.snapshot_modelscope(repo, target, revision=opts.revision)
+        else:
+            commit = hub.snapshot_hf(repo, target, endpoint=opts.endpoint, revision=opts.revision)
+        write_json_atomic(
+            target / PROVENANCE,
+            {
+                "repo": repo,
+                "source": opts.source,
+                "endpoint": hub.hf_endpoint(opts.endpoint) if opts.source == "hf" else None,
+                "revision": opts.revision,
+                "commit": commit,
+                "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+        )
+    main = next((s for s in specs if s.kind == "main"), None)
+    draft = next((s for s in specs if s.kind == "draft"), None)
+    if draft is not None and main is None and draft.main:
+        main = catalog.model(draft.main)  # check the pairing against the main model already on disk
+    report = verify_models(
+        opts.dest / main.name if main else None, main, opts.dest / draft.name if draft else None, draft
+    )
+    for spec in (main, draft):
+        if spec is not None:
+            reason = bad_reason(opts.dest / spec.name)
+            if reason:
+                report.title += f"\n  {opts.dest / spec.name} marked bad ({reason}); nothing was deleted"
+    return report
