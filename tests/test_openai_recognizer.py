@@ -20,7 +20,7 @@ from PIL import Image
 from ocrstack.errors import ServerRejected, ServerUnreachable
 from ocrstack.options import ParseOptions
 from ocrstack.recognition import create as create_recognizer
-from ocrstack.recognition.client import probe
+from ocrstack.recognition.client import png_data_url, probe
 from ocrstack.recognition.openai import OpenAIRecognizer, RecognizerSettings, crop_box
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 from ocrstack.types import Block, Category, PageImage
@@ -152,6 +152,24 @@ def test_api_key_is_sent_as_bearer_and_never_shown(capsys: pytest.CaptureFixture
         shown = repr(rec) + repr(rec.settings) + str(err.value) + repr(rec._dispatcher) + str(rec.describe())
         out = capsys.readouterr()
     assert key not in shown + out.out + out.err
+
+
+def _decode(url: str) -> Image.Image:
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+
+
+def test_grey_crop_is_sent_as_one_channel_with_identical_rgb_pixels() -> None:
+    grey = Image.new("RGB", (40, 30), "white")
+    grey.paste((90, 90, 90), (5, 5, 20, 20))
+    sent = _decode(png_data_url(grey))
+    assert sent.mode == "L"
+    assert sent.convert("RGB").tobytes() == grey.tobytes()
+    colour = grey.copy()
+    colour.putpixel((1, 1), (255, 0, 0))
+    sent = _decode(png_data_url(colour))
+    assert sent.mode == "RGB" and sent.tobytes() == colour.tobytes()
+    rgba = Image.new("RGBA", (4, 4), (10, 20, 30, 255))
+    assert _decode(png_data_url(rgba)).convert("RGB").tobytes() == rgba.convert("RGB").tobytes()
 
 
 # ------------------------------------------------------------------ probe

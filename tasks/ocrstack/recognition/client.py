@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from PIL import Image
+from PIL import Image, ImageChops
 
 from ocrstack.errors import ServerRejected, ServerUnreachable, UsageError
 
@@ -96,10 +96,20 @@ def make_client(
 
 
 def png_data_url(image: Image.Image, compress_level: int = 1) -> str:
-    """Encode ``image`` as ``data:image/png;base64,...`` (PNG is lossless; level 1 favours speed)."""
-    buf = io.BytesIO()
-    if image.mode not in ("RGB", "L", "RGBA"):
+    """Encode ``image`` as ``data:image/png;base64,...`` (PNG is lossless; level 1 favours speed).
+
+    An RGB image whose three channels are equal (a black-and-white or grey page) is
+    sent as a one-channel ``L`` PNG: servers load images with ``.convert("RGB")``
+    (vLLM, transformers) or three-channel decoding (llama.cpp), which gives back
+    exactly the same pixels, and the encode takes about half the time.
+    """
+    if image.mode not in ("RGB", "L"):
         image = image.convert("RGB")
+    if image.mode == "RGB":
+        r, g, b = image.split()
+        if ImageChops.difference(r, g).getbbox() is None and ImageChops.difference(g, b).getbbox() is None:
+            image = r
+    buf = io.BytesIO()
     image.save(buf, format="PNG", compress_level=compress_level)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 

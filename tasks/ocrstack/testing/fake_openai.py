@@ -13,6 +13,8 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
   "Server is pinned to ..." (issue 4);
 * ``drop_first``: close the connection without answering for the first N requests;
 * ``health_status``: what ``GET /health`` answers (404 = no such route);
+* ``probe_latency``: latency for ``max_tokens <= 1`` requests (a readiness probe has no
+  decode phase on a real server); default: same as ``latency``;
 * ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
   test can see which crop size and prompt the server received.
 
@@ -84,6 +86,7 @@ class FakeConfig:
     health_status: int = 200
     reply: Callable[[dict[str, Any], tuple[int, int] | None], str] = _default_reply
     finish_reason: str = "stop"
+    probe_latency: float | None = None
 
 
 class FakeOpenAIServer:
@@ -214,11 +217,14 @@ class FakeOpenAIServer:
                         },
                     )
                     return
+                delay = cfg.latency
+                if cfg.probe_latency is not None and int(body.get("max_tokens") or 2) <= 1:
+                    delay = cfg.probe_latency
                 if server._gate is not None:
                     with server._gate:
-                        time.sleep(cfg.latency)
-                elif cfg.latency:
-                    time.sleep(cfg.latency)
+                        time.sleep(delay)
+                elif delay:
+                    time.sleep(delay)
                 text = cfg.reply(body, size)
                 rec.finished = time.monotonic()
                 self._send(
@@ -250,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-concurrent", type=int, default=None)
     p.add_argument("--status", type=int, default=None)
     p.add_argument("--fail-first", type=int, default=0)
+    p.add_argument("--probe-latency", type=float, default=None)
     args = p.parse_args(argv)
     srv = FakeOpenAIServer(
         args.port,
@@ -258,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         max_concurrent=args.max_concurrent,
         status=args.status,
         fail_first=args.fail_first,
+        probe_latency=args.probe_latency,
     )
     print(f"READY {srv.url}", flush=True)
     try:
