@@ -14,6 +14,7 @@ import math
 import resource
 import struct
 import threading
+import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -720,18 +721,46 @@ def test_concurrent_rendering_matches_sequential(corpus: Path) -> None:
         return [hashlib.sha256(p.image.tobytes()).digest() for p in iter_pages(path, dpi=36)]
 
     sequential = [render(p) for p in pdfs]
-    start = threading.Barrier(8)
+    workers = 8
+    start = threading.Barrier(workers)  # the first jobs enter PDFium at the same moment
 
-    def job(path: Path) -> list[bytes]:
-        try:
-            start.wait(timeout=5)
-        except threading.BrokenBarrierError:
-            pass
+    def job(numbered: tuple[int, Path]) -> list[bytes]:
+        number, path = numbered
+        if number < workers:
+            start.wait(timeout=10)
         return render(path)
 
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        concurrent = list(pool.map(job, pdfs * 2))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        concurrent = list(pool.map(job, enumerate(pdfs * 2)))
     assert concurrent == sequential * 2
+
+
+def test_pdfium_calls_never_overlap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deterministic companion of the pixel comparison above (races crash only sometimes):
+    PDFium entry points are wrapped to widen the race window and count overlapping calls."""
+    pdfs = [write(tmp_path / f"d{i}.pdf", make_pdf([{"size": (72, 72)}] * 3)) for i in range(8)]
+    active, peak, guard = [0], [0], threading.Lock()
+
+    def overlapping(func):  # noqa: ANN001, ANN202
+        def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            with guard:
+                active[0] += 1
+                peak[0] = max(peak[0], active[0])
+            try:
+                time.sleep(0.005)
+                return func(*args, **kwargs)
+            finally:
+                with guard:
+                    active[0] -= 1
+
+        return wrapper
+
+    monkeypatch.setattr(pdfium.PdfDocument, "__init__", overlapping(pdfium.PdfDocument.__init__))
+    monkeypatch.setattr(pdfium.PdfPage, "render", overlapping(pdfium.PdfPage.render))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        pages = list(pool.map(lambda p: len(list(iter_pages(p, dpi=10))), pdfs))
+    assert pages == [3] * 8
+    assert peak[0] == 1
 
 
 def test_page_image_contract(tmp_path: Path) -> None:

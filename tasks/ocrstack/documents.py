@@ -15,7 +15,8 @@ Stage 1 of ``ocrstack parse`` (issue 3, "Pipeline" item 1). Two kinds of input:
   areas composited on white; EXIF orientation is applied; non-square pixels (fax TIFFs,
   204 x 196 DPI) are resampled to square pixels.
 
-PDFium is not thread-safe (pypdfium2 issue 309, pypdfium2 README "Thread safety"): every
+PDFium is not thread-safe (pypdfium2 issue 309: "Data format error" under a threaded Celery
+pool; https://pypdfium2.readthedocs.io/en/stable/python_api.html#thread-incompatibility): every
 PDFium call in this module runs under the module-level :data:`PDFIUM_LOCK`, so threads may call
 :func:`iter_pages` concurrently; they render one at a time (use processes for parallel
 rendering).
