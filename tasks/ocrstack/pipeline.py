@@ -82,10 +82,11 @@ class RunSummary:
 class Parser:
     """Holds the layout provider and recognizer for a run; :meth:`parse_page` is usable on its own."""
 
-    def __init__(self, options: ParseOptions) -> None:
+    def __init__(self, options: ParseOptions, recognizer: Recognizer | None = None) -> None:
+        """Build the providers named in ``options`` (``recognizer`` overrides the registry's)."""
         self.options = options
         self.layout: LayoutProvider = layout_registry.create(options.layout, options)
-        self.recognizer: Recognizer = recognition_registry.create(options.recognizer, options)
+        self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
 
     @property
     def workers(self) -> int:
@@ -171,11 +172,16 @@ def _timed(it: Iterator[PageImage]) -> Iterator[tuple[PageImage, float]]:
 
 
 def run(
-    options: ParseOptions, progress: bool = True, echo: Callable[[str], None] | None = None
+    options: ParseOptions,
+    progress: bool = True,
+    echo: Callable[[str], None] | None = None,
+    parser: Parser | None = None,
 ) -> RunSummary:
     """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into ``options.output``.
 
-    Returns the summary when every page of every input succeeded and validated.
+    Returns the summary when every page of every input succeeded and validated. ``parser``
+    replaces the providers built from ``options`` (tests, benchmarks); ``echo`` receives the
+    summary lines (default: stderr).
 
     Raises:
         InputError / UsageError: bad input or option, before any page is parsed where possible
@@ -195,7 +201,7 @@ def run(
         paths = outputs.OutputPaths(out_dir, names[f])
         outputs.check_overwrite(paths, options.force)
         plans.append((f, paths, _selected(f, options)))
-    parser = Parser(options)
+    parser = parser or Parser(options)
     probe = getattr(parser.recognizer, "probe", None)
     if callable(probe):
         probe()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ocrstack.assembly.markdown import has_otsl
+from ocrstack.assembly.markdown import has_escaped_otsl, has_otsl
 from ocrstack.page_result import PageResult
 from ocrstack.results import Check, Report, Status
 from ocrstack.types import Category
@@ -31,8 +31,8 @@ def validate(markdown_path: Path, pages: list[PageResult]) -> Report:
     Checks (guide 6):
       * ``non-empty``: the Markdown holds text besides page markers and comments (fail);
       * ``pages``: every selected page was parsed (fail per failed page);
-      * ``no-raw-otsl``: no OTSL token (``<otsl>``, ``<fcel>``, ``<nl>`` ...) is left (fail,
-        with the page and the block whose text carried it);
+      * ``no-raw-otsl``: no OTSL token (``<otsl>``, ``<fcel>``, ``<nl>`` ..., raw or
+        escaped as text) is left (fail, with the page and the block whose text carried it);
       * ``tables``: each page has as many ``<table>`` as non-empty table blocks the layout
         found; fail for a structured recognizer, warn for plain OCR (rapidocr fallback);
       * ``empty-blocks``: blocks with no text (warn, with page and block).
@@ -59,7 +59,7 @@ def validate(markdown_path: Path, pages: list[PageResult]) -> Report:
     raw = []
     for p in pages:
         md = _COMMENT.sub("", by_page.get(p.index + 1, ""))
-        if has_otsl(md):
+        if has_otsl(md) or has_escaped_otsl(md):
             blocks = [f"block {b.order} ({b.category.value})" for b in p.blocks if has_otsl(b.text)]
             raw.append(f"page {p.index + 1}: {', '.join(blocks) or 'unknown block'}")
     report.add(

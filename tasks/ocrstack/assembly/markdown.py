@@ -25,6 +25,7 @@ from ocrstack.page_result import PageResult
 from ocrstack.types import Block, Category
 
 _OTSL = re.compile(r"<(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
+_OTSL_ESCAPED = re.compile(r"&lt;/?(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
 _HTML_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
 _ENTITY = re.compile(r"&(?=#?\w+;)")
 _LINE_START = re.compile(r"^(\s*)([#>+=|]|-(?=\s)|\d+[.)](?=\s))", re.MULTILINE)
@@ -55,6 +56,12 @@ def escape_text(text: str) -> str:
 def has_otsl(text: str) -> bool:
     """True when ``text`` contains OTSL tokens (``<otsl>``, ``<fcel>``, ``<nl>`` ...)."""
     return bool(_OTSL.search(text))
+
+
+def has_escaped_otsl(text: str) -> bool:
+    """True when ``text`` contains OTSL tokens written escaped (``&lt;fcel>``): raw OTSL that
+    reached the Markdown as text instead of as a table."""
+    return bool(_OTSL_ESCAPED.search(text))
 
 
 def _table(block: Block, structured: bool, where: str, issues: list[str]) -> str:
@@ -144,6 +151,9 @@ def render_page(page: PageResult, keep_paratext: bool = False) -> Assembly:
             level = "#" if b.label in DOC_TITLE_LABELS else "##"
             parts.append(f"{level} {escape_text(' '.join(text.split()))}")
         elif b.category is Category.TABLE:
+            parts.append(_table(b, page.structured, where, issues))
+        elif has_otsl(text):
+            issues.append(f"{where}: the recognizer answered with an OTSL table; rendered as a table")
             parts.append(_table(b, page.structured, where, issues))
         elif b.category is Category.FORMULA:
             parts.append(_formula(b, page.structured))

@@ -78,11 +78,15 @@ class RapidOcrRecognizer:
     #: rapidocr returns plain text only: no OTSL tables, no LaTeX formulas.
     structured = False
 
-    def __init__(self, min_score: float = MIN_SCORE) -> None:
+    def __init__(self, min_score: float = MIN_SCORE, memo: dict | None = None) -> None:
+        """``memo``: optional dict shared between instances that remembers each page's
+        orientation and lines by (input sha256, page index, DPI, size), so the same page is
+        read once per process (tests compare layouts on the same OCR)."""
         self.min_score = min_score
         self._engine = None
         self._lock = threading.Lock()
         self._lines: dict[int, list[Line]] = {}
+        self.memo = memo
 
     def model_info(self) -> dict[str, str]:
         """Names of the ONNX files used (for blocks.json), from the bundled model directory."""
@@ -179,8 +183,12 @@ class RapidOcrRecognizer:
         The lines read while deciding are kept for :meth:`recognize`, so an upright page is
         read exactly once.
         """
-        lines = self.read_lines(page.image)
-        rotation = self.page_rotation(lines)
+        key = (page.source_sha256, page.index, page.dpi, page.size)
+        if self.memo is not None and key in self.memo:
+            rotation, lines = self.memo[key]
+        else:
+            lines = self.read_lines(page.image)
+            rotation = self.page_rotation(lines)
         if rotation:
             image = page.image.rotate(rotation, expand=True)
             page = dataclasses.replace(
@@ -191,8 +199,11 @@ class RapidOcrRecognizer:
                     f"page turned {rotation} degrees counter-clockwise to make its text upright",
                 ),
             )
-            lines = self.read_lines(image)
-        self._lines[id(page.image)] = lines
+            if self.memo is None or key not in self.memo:
+                lines = self.read_lines(image)
+        if self.memo is not None:
+            self.memo[key] = (rotation, lines)
+        self._lines[id(page.image)] = [dataclasses.replace(ln) for ln in lines]
         return page, rotation
 
     # -- Recognizer protocol --------------------------------------------------------

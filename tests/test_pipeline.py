@@ -1,0 +1,188 @@
+"""Pipeline orchestration (ocrstack.pipeline) with counting fake providers on generated images:
+resume, changed settings, --force, partial failure, fatal server errors, validation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+from ocrstack import pipeline
+from ocrstack.errors import CheckFailed, PartialSuccess, ServerRejected, UsageError
+from ocrstack.options import ParseOptions
+from ocrstack.types import Block, Category, PageImage
+
+
+class FakeLayout:
+    name = "fake-layout"
+    gives_order = False
+
+    def __init__(self, blocks=None):
+        self.calls = 0
+        self.blocks = blocks
+
+    def detect(self, page: PageImage) -> list[Block]:
+        self.calls += 1
+        w, h = page.size
+        if self.blocks is not None:
+            return [Block(b.bbox, b.category, b.score, b.order, b.label) for b in self.blocks]
+        return [
+            Block((0, 0, w, h / 2), Category.TEXT, 0.9, 0, "text"),
+            Block((0, h / 2, w, h), Category.FIGURE, 0.8, 1, "figure"),
+        ]
+
+
+class FakeRecognizer:
+    name = "fake-ocr"
+    structured = False
+
+    def __init__(self, fail_on: set[int] = frozenset(), exc: Exception | None = None):
+        self.calls: list[int] = []
+        self.fail_on = fail_on
+        self.exc = exc
+
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        self.calls.append(page.index)
+        if page.index in self.fail_on:
+            raise self.exc or RuntimeError(f"cannot read page {page.index}")
+        for b in blocks:
+            if b.category is not Category.FIGURE:
+                b.text = f"words of page {page.index + 1} <x"
+        return blocks
+
+
+def _tiff(path: Path, n: int) -> Path:
+    frames = []
+    for k in range(n):
+        im = Image.new("RGB", (200, 160), "white")
+        ImageDraw.Draw(im).rectangle((20, 90, 180, 150), fill=(k * 40, 80, 160))
+        frames.append(im)
+    frames[0].save(path, save_all=True, append_images=frames[1:])
+    return path
+
+
+def _run(tmp_path, opts=None, layout=None, rec=None, **kw):
+    options = opts or ParseOptions(inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", **kw)
+    parser = pipeline.Parser.__new__(pipeline.Parser)
+    parser.options = options
+    parser.layout = layout or FakeLayout()
+    parser.recognizer = rec or FakeRecognizer()
+    return pipeline.run(options, progress=False, echo=lambda s: None, parser=parser), parser
+
+
+def test_writes_markdown_blocks_json_and_figures(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 3)
+    summary, parser = _run(tmp_path, save_layout_images=True)
+    out = tmp_path / "out"
+    md = (out / "doc.md").read_text()
+    assert md.index("words of page 1") < md.index("words of page 2") < md.index("words of page 3")
+    assert "&lt;x" in md  # escaped
+    data = json.loads((out / "doc.blocks.json").read_text())
+    assert data["complete"] is True and data["layout"] == "fake-layout" and data["recognizer"] == "fake-ocr"
+    assert [p["page"] for p in data["pages"]] == [1, 2, 3]
+    b0 = data["pages"][0]["blocks"]
+    assert {"bbox", "category", "score", "order", "text"} <= set(b0[0])
+    fig = next(b for b in b0 if b["category"] == "figure")
+    crop = Image.open(out / fig["image"])
+    assert crop.size[0] > 150 and f"]({fig['image']})" in md
+    assert (out / "doc_files" / "p0001-layout.png").is_file()
+    assert data["validation"]["ok"] is True
+    assert summary.documents[0].pages == 3 and summary.failed_pages == 0
+
+
+def test_rerun_refuses_to_overwrite_without_force(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 1)
+    _run(tmp_path)
+    with pytest.raises(UsageError, match="already exists"):
+        _run(tmp_path)
+
+
+def test_force_rerun_reuses_cached_pages(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 3)
+    _run(tmp_path)
+    _, parser = _run(tmp_path, force=True)
+    assert parser.recognizer.calls == []  # every page came from the cache
+
+
+def test_changed_setting_recomputes(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 2)
+    _run(tmp_path)
+    _, parser = _run(tmp_path, force=True, max_pixels=20_000)  # changes the rendered pages
+    assert sorted(parser.recognizer.calls) == [0, 1]
+
+
+def test_partial_failure_writes_the_rest_and_rerun_retries_only_failed_page(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 3)
+    with pytest.raises(PartialSuccess, match="1 page"):
+        _run(tmp_path, rec=FakeRecognizer(fail_on={1}))
+    out = tmp_path / "out"
+    data = json.loads((out / "doc.blocks.json").read_text())
+    assert data["complete"] is False and "cannot read page 1" in data["pages"][1]["error"]
+    md = (out / "doc.md").read_text()
+    assert "words of page 1" in md and "words of page 3" in md and "page 2 failed" in md
+    # no --force needed: the output is incomplete, the rerun resumes
+    _, parser = _run(tmp_path)
+    assert parser.recognizer.calls == [1]
+    assert json.loads((out / "doc.blocks.json").read_text())["complete"] is True
+
+
+def test_server_rejection_stops_the_run(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 3)
+    rec = FakeRecognizer(
+        fail_on={0, 1, 2}, exc=ServerRejected("400 Bad Request", "add --trust-request-mm-kwargs")
+    )
+    with pytest.raises(ServerRejected):
+        _run(tmp_path, rec=rec)
+    assert rec.calls == [0]  # one worker: stopped at the first page
+
+
+def test_limit_and_pages(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 5)
+    _, parser = _run(tmp_path, pages="2-5", limit=2)
+    assert sorted(parser.recognizer.calls) == [1, 2]
+
+
+def test_validation_fails_when_a_structured_recognizer_returns_a_table_without_structure(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 1)
+    table = [Block((0, 0, 200, 80), Category.TABLE, 0.9, 0, "table")]
+
+    class Structured(FakeRecognizer):
+        structured = True
+
+    with pytest.raises(CheckFailed, match="validation failed"):
+        _run(tmp_path, layout=FakeLayout(table), rec=Structured())
+    data = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())
+    failed = [c for c in data["validation"]["checks"] if c["status"] == "fail"]
+    assert [c["name"] for c in failed] == ["tables"] and "page 1: 1 table block(s) (0), 0 <table>" in failed[
+        0
+    ]["detail"]
+
+
+def test_otsl_answer_for_a_text_block_becomes_a_table_not_raw_tokens(tmp_path: Path):
+    pytest.importorskip("ocrstack.assembly.otsl")
+    _tiff(tmp_path / "doc.tif", 1)
+
+    class OtslInText(FakeRecognizer):
+        structured = True
+
+        def recognize(self, page, blocks):
+            for b in blocks:
+                b.text = "<otsl><fcel>a<fcel>b<nl></otsl>" if b.category is Category.TEXT else ""
+            return blocks
+
+    _run(tmp_path, rec=OtslInText())
+    md = (tmp_path / "out" / "doc.md").read_text()
+    assert "<table>" in md and "otsl" not in md and "fcel" not in md
+
+
+def test_several_inputs_and_directories(tmp_path: Path):
+    d = tmp_path / "in"
+    d.mkdir()
+    _tiff(d / "a.tif", 1)
+    Image.new("RGB", (100, 80), "white").save(d / "b.png")
+    opts = ParseOptions(inputs=(d,), output=tmp_path / "out")
+    summary, _ = _run(tmp_path, opts=opts)
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.md")) == ["a.md", "b.md"]
+    assert len(summary.documents) == 2
