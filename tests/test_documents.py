@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import math
 import resource
 import struct
@@ -166,6 +167,11 @@ def test_parse_page_range_rejects(spec: str) -> None:
         parse_page_range(spec, 10)
     assert "--pages" in str(err.value)
     assert err.value.exit_code == 2
+
+
+def test_parse_page_range_open_end_beyond_last_page() -> None:
+    with pytest.raises(UsageError, match="beyond the last page"):
+        parse_page_range("3-", 2)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -699,6 +705,24 @@ def test_corpus_owner_only_encrypted_form(corpus: Path) -> None:
     finally:
         doc.close()
     assert (np.asarray(got[0].image) != bare).any()
+
+
+@pytest.mark.corpus
+def test_corpus_xfa_form_note_without_pypdfium2_rebuild_advice(
+    corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = corpus_file(corpus, manifest(corpus)["odd_encrypted_owner_only_dd0293"])
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        formtype = doc.get_formtype()
+    finally:
+        doc.close()
+    if formtype not in (pdfium.raw.FORMTYPE_XFA_FULL, pdfium.raw.FORMTYPE_XFA_FOREGROUND):
+        pytest.skip(f"{path.name} has no XFA form here (form type {formtype})")
+    with caplog.at_level(logging.DEBUG):
+        (page,) = iter_pages(path, pages="1", dpi=20)
+    assert not [r for r in caplog.records if "XFA support" in r.getMessage()]
+    assert any("XFA" in note for note in page.notes)
 
 
 @pytest.mark.corpus

@@ -204,10 +204,12 @@ def parse_page_range(spec: str | None, n_pages: int) -> list[int]:
             raise UsageError(f"malformed page selection '{spec}' (bad part '{token}')", fix) from None
         if not first.isdigit() or (last and not last.isdigit()):
             raise UsageError(f"malformed page selection '{spec}' (bad part '{token}')", fix)
-        if start < 1 or end < start:
-            raise UsageError(f"invalid page range '{token}' in '{spec}'", fix)
-        if end > n_pages:
-            raise UsageError(f"page {end} in '{spec}' is beyond the last page ({n_pages})", fix)
+        if start < 1:
+            raise UsageError(f"invalid page range '{token}' in '{spec}' (pages start at 1)", fix)
+        if max(start, end) > n_pages:
+            raise UsageError(f"page {max(start, end)} in '{spec}' is beyond the last page ({n_pages})", fix)
+        if end < start:
+            raise UsageError(f"invalid page range '{token}' in '{spec}' (reversed)", fix)
         selected.update(range(start - 1, end))
     return sorted(selected)
 
