@@ -10,6 +10,7 @@ COMMANDS: list[str] = [
     "fetch",
     "lock",
     "toolchain",
+    "build",
     "parse",
     "serve",
     "wait_ready",

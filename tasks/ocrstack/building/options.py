@@ -1,0 +1,69 @@
+"""Typed options for ``ocrstack build vllm`` and ``ocrstack build vllm-prebuilt`` (defaults in one place)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ocrstack import paths
+
+
+def default_patches_dir() -> Path:
+    """``patches/`` at the checkout root (see patches/README.md); ``./patches`` outside a checkout."""
+    root = paths.repo_root()
+    return (root / "patches") if root else Path("patches")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything the vLLM source build needs.
+
+    Attributes:
+        src: feat-ocr vLLM checkout (guide 2 ``<VLLM_SRC>``, pinned ``vllm.fork-commit``).
+        transformers_src: feat-ocr transformers checkout (``<TRANSFORMERS_SRC>``,
+            pinned ``transformers.fork-commit``).
+        python: interpreter of the environment to build into (default: the running one,
+            i.e. the pixi ``vllm-build`` environment).
+        deps: an existing vLLM ``.deps`` directory for the offline build (guide 3.2).
+        max_jobs: override the computed MAX_JOBS.
+        ccache_dir: CCACHE_DIR for the compile step (CI caches it); default: ccache's own.
+        log_dir: one log file per step is written here.
+        allow_other_commit: build checkouts that are not at the pinned commits (warn only).
+        cuda_home / cc / cxx: override the detected toolkit and host compilers.
+        patches_dir: ``patches/`` with ``vllm/*.patch`` and ``transformers/*.patch``.
+        network_check: probe GitHub when ``deps`` is not given (short TCP connect).
+        network_timeout: seconds for that probe.
+        dry_run: print the plan, run nothing.
+    """
+
+    src: Path
+    transformers_src: Path
+    python: Path = field(default_factory=lambda: Path(sys.executable))
+    deps: Path | None = None
+    max_jobs: int | None = None
+    ccache_dir: Path | None = None
+    log_dir: Path = Path("build/logs/vllm-build")
+    allow_other_commit: bool = False
+    cuda_home: Path | None = None
+    cc: str | None = None
+    cxx: str | None = None
+    patches_dir: Path = field(default_factory=default_patches_dir)
+    network_check: bool = True
+    network_timeout: float = 3.0
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class PrebuiltOptions:
+    """Options of the prebuilt upstream install (vllm from PyPI, then transformers ``--no-deps``).
+
+    Attributes:
+        python: interpreter of the target environment (pixi ``vllm``).
+        log_dir: one log file per step.
+        dry_run: print the plan, run nothing.
+    """
+
+    python: Path = field(default_factory=lambda: Path(sys.executable))
+    log_dir: Path = Path("build/logs/vllm-prebuilt")
+    dry_run: bool = False

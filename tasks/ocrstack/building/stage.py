@@ -1,0 +1,125 @@
+"""The ``ocrstack build`` stage: probe the host, build the plan, preflight, run (or print with --dry-run).
+
+Probing (read-only): host memory and cores (MAX_JOBS), ccache, the CUDA toolkit
+(``--cuda-home`` > conda-forge ``$CONDA_PREFIX/targets/x86_64-linux`` > the pip wheels of
+``--python``), host compilers (``--cc/--cxx`` > ``$CC/$CXX`` > ``gcc-13``/``g++-13`` > ``gcc``/``g++``).
+Preflight (real runs only): pinned commits, ``--deps`` directories or the GitHub probe.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from ocrstack import proc, versions
+from ocrstack.building import offline, plan, resources, runner, sources
+from ocrstack.building.options import BuildOptions, PrebuiltOptions
+from ocrstack.errors import CheckFailed, ConfigError
+from ocrstack.toolchain import locate
+
+_PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+
+
+def _compiler(
+    explicit: str | None, env_value: str | None, preferred: str, fallback: str, path: str | None
+) -> str:
+    if explicit:
+        return explicit
+    if env_value:
+        return env_value
+    return preferred if proc.which(preferred, {"PATH": path or ""}) else fallback
+
+
+def resolve_toolchain(opts: BuildOptions, env: Mapping[str, str] | None = None) -> plan.Toolchain:
+    """Find CUDA_HOME and the host compilers for the build (see the module docstring).
+
+    Pip kind: ``CUDA_HOME`` = ``<purelib of --python>/nvidia/cu13`` (guide 3.2 ``$CU``), whether
+    or not the wheels are installed yet (the plan installs them).
+    """
+    env = os.environ if env is None else env
+    path = env.get("PATH")
+    cc = _compiler(opts.cc, env.get("CC"), "gcc-13", "gcc", path)
+    cxx = _compiler(opts.cxx, env.get("CXX"), "g++-13", "g++", path)
+    host = opts.cxx or env.get("CUDAHOSTCXX") or cxx
+    if opts.cuda_home:
+        return plan.Toolchain("given", str(opts.cuda_home), cc, cxx, host)
+    conda = locate.conda_cuda_home(env)
+    if conda is not None:
+        return plan.Toolchain("conda", str(conda), cc, cxx, host)
+    done = proc.run([str(opts.python), "-c", _PURELIB], capture=True, check=False, echo=False)
+    if done.returncode == 0 and done.stdout.strip():
+        cu = Path(done.stdout.strip()) / "nvidia" / f"cu{locate.cuda_major()}"
+        return plan.Toolchain("pip", str(cu), cc, cxx, host)
+    return plan.Toolchain("missing", None, cc, cxx, host)
+
+
+def make_vllm_plan(opts: BuildOptions) -> plan.Plan:
+    """Probe the host and return the source-build plan (read-only)."""
+    toolchain = resolve_toolchain(opts)
+    env_jobs = os.environ.get("MAX_JOBS")
+    override = opts.max_jobs if opts.max_jobs is not None else (int(env_jobs) if env_jobs else None)
+    jobs, reason = resources.max_jobs(resources.probe(), override)
+    if opts.max_jobs is None and env_jobs:
+        reason = "from $MAX_JOBS"
+    return plan.vllm_plan(
+        opts,
+        toolchain,
+        jobs,
+        jobs_reason=reason,
+        ccache=resources.find_ccache(),
+        patches=sources.list_patches(opts.patches_dir),
+    )
+
+
+def preflight(opts: BuildOptions, p: plan.Plan) -> None:
+    """Checks before step 1 of a real build.
+
+    Raises:
+        CheckFailed: a checkout is not at its pinned commit (without ``--allow-other-commit``).
+        InputError: a source dir or an offline ``--deps`` directory is missing.
+        ConfigError: no CUDA toolkit, or GitHub unreachable without ``--deps``.
+    """
+    report = sources.check_sources(opts.src, opts.transformers_src, opts.allow_other_commit)
+    print(report.to_text(), file=sys.stderr)
+    if not report.ok:
+        bad = next(c for c in report.checks if c.status.value == "fail")
+        raise CheckFailed(f"{bad.name}: {bad.detail}", bad.fix)
+    if opts.deps is not None:
+        offline.require_deps(opts.deps)
+    elif opts.network_check:
+        offline.preflight_network(opts.network_timeout)
+    if "NO CUDA TOOLKIT" in " ".join(p.preflight):
+        raise ConfigError(
+            f"no CUDA toolkit found for {opts.python}",
+            "pass --cuda-home, run in `pixi run -e vllm-build`, or use the pip wheels (guide 3.2)",
+        )
+
+
+def build_vllm(opts: BuildOptions, as_json: bool = False) -> int:
+    """``ocrstack build vllm``: print the plan (``dry_run``) or preflight and run it. Returns 0.
+
+    Raises:
+        StepFailed: a step failed (the doctor's diagnosis was printed).
+    """
+    p = make_vllm_plan(opts)
+    if opts.dry_run:
+        print(p.to_json() if as_json else p.render())
+        return 0
+    print(p.render(), file=sys.stderr)
+    preflight(opts, p)
+    runner.run_plan(p, opts.log_dir)
+    print(f"vLLM built from {opts.src}; logs in {opts.log_dir}", file=sys.stderr)
+    return 0
+
+
+def install_prebuilt(opts: PrebuiltOptions, as_json: bool = False) -> int:
+    """``ocrstack build vllm-prebuilt``: vllm from PyPI, transformers override, assertions. Returns 0."""
+    p = plan.prebuilt_plan(opts)
+    if opts.dry_run:
+        print(p.to_json() if as_json else p.render())
+        return 0
+    runner.run_plan(p, opts.log_dir)
+    print(f"vllm {versions.pin('upstream.vllm')} installed; logs in {opts.log_dir}", file=sys.stderr)
+    return 0

@@ -1,0 +1,106 @@
+"""``ocrstack build vllm`` (source build, guide 3.2) and ``ocrstack build vllm-prebuilt`` (PyPI wheels)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ocrstack.building.options import BuildOptions, PrebuiltOptions, default_patches_dir
+from ocrstack.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``build`` verb with ``vllm`` and ``vllm-prebuilt``."""
+    p = sub.add_parser("build", help="build vLLM from source (guide 3.2) or install the prebuilt upstream")
+    bsub = p.add_subparsers(dest="build_command", metavar="TARGET", required=True)
+
+    v = bsub.add_parser("vllm", help="feat-ocr vLLM from source, then the feat-ocr transformers (guide 3.2)")
+    v.add_argument("--src", type=Path, required=True, help="feat-ocr vLLM checkout (<VLLM_SRC>)")
+    v.add_argument(
+        "--transformers-src",
+        type=Path,
+        required=True,
+        help="feat-ocr transformers checkout (<TRANSFORMERS_SRC>)",
+    )
+    v.add_argument(
+        "--python",
+        type=Path,
+        default=Path(sys.executable),
+        help="interpreter of the environment to build into (default: this one)",
+    )
+    v.add_argument(
+        "--deps",
+        type=Path,
+        default=None,
+        help="existing vLLM .deps directory for an offline build (sets the *_SRC_DIR variables)",
+    )
+    v.add_argument(
+        "--max-jobs", type=int, default=None, help="override MAX_JOBS (default: from memory and cores)"
+    )
+    v.add_argument("--ccache-dir", type=Path, default=None, help="CCACHE_DIR for the compile (CI cache)")
+    v.add_argument("--log-dir", type=Path, default=BuildOptions.log_dir, help="one log file per step here")
+    v.add_argument(
+        "--allow-other-commit",
+        action="store_true",
+        help="build checkouts that are not at the pinned commits (warning only)",
+    )
+    v.add_argument("--cuda-home", type=Path, default=None, help="CUDA toolkit root (default: detected)")
+    v.add_argument("--cc", default=None, help="host C compiler (default: $CC, gcc-13, gcc)")
+    v.add_argument("--cxx", default=None, help="host C++ compiler (default: $CXX, g++-13, g++)")
+    v.add_argument("--patches-dir", type=Path, default=None, help="patches directory (default: patches/)")
+    v.add_argument(
+        "--no-network-check",
+        action="store_true",
+        help="skip the GitHub reachability preflight when --deps is not given",
+    )
+    v.add_argument(
+        "--network-timeout",
+        type=float,
+        default=BuildOptions.network_timeout,
+        help="seconds for the GitHub probe",
+    )
+    v.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
+    v.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    v.set_defaults(handler=_vllm)
+
+    pb = bsub.add_parser("vllm-prebuilt", help="vllm from PyPI, then transformers --no-deps, then checks")
+    pb.add_argument("--python", type=Path, default=Path(sys.executable), help="target interpreter")
+    pb.add_argument(
+        "--log-dir", type=Path, default=PrebuiltOptions.log_dir, help="one log file per step here"
+    )
+    pb.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
+    pb.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    pb.set_defaults(handler=_prebuilt)
+
+
+def _vllm(args: argparse.Namespace) -> int:
+    from ocrstack.building import stage
+
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise UsageError(f"--max-jobs {args.max_jobs}: must be >= 1", "pass a positive number")
+    opts = BuildOptions(
+        src=args.src.resolve(),
+        transformers_src=args.transformers_src.resolve(),
+        python=args.python,
+        deps=args.deps.resolve() if args.deps else None,
+        max_jobs=args.max_jobs,
+        ccache_dir=args.ccache_dir.resolve() if args.ccache_dir else None,
+        log_dir=args.log_dir,
+        allow_other_commit=args.allow_other_commit,
+        cuda_home=args.cuda_home,
+        cc=args.cc,
+        cxx=args.cxx,
+        patches_dir=args.patches_dir or default_patches_dir(),
+        network_check=not args.no_network_check,
+        network_timeout=args.network_timeout,
+        dry_run=args.dry_run,
+    )
+    return stage.build_vllm(opts, as_json=args.json)
+
+
+def _prebuilt(args: argparse.Namespace) -> int:
+    from ocrstack.building import stage
+
+    opts = PrebuiltOptions(python=args.python, log_dir=args.log_dir, dry_run=args.dry_run)
+    return stage.install_prebuilt(opts, as_json=args.json)
