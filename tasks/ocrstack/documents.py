@@ -407,11 +407,19 @@ def _render_pdf_page(
     doc_notes: tuple[str, ...],
 ) -> PageImage:
     notes = list(doc_notes)
+    fix = "check the file; re-export the PDF, or skip the page with --pages"
     with PDFIUM_LOCK:
-        page = doc[index]
+        try:
+            page = doc[index]
+        except pdfium.PdfiumError as exc:
+            raise InputError(f"{path}: page {index + 1} cannot be loaded ({exc})", fix) from exc
         try:
             width_pt, height_pt = page.get_size()  # /Rotate already applied (FPDF_GetPageWidthF)
             rotation = page.get_rotation()
+            if not (width_pt > 0 and height_pt > 0 and math.isfinite(width_pt * height_pt)):
+                raise InputError(
+                    f"{path}: page {index + 1} has no usable size ({width_pt} x {height_pt} pt)", fix
+                )
             scale, downscaled = _pdf_scale(width_pt, height_pt, dpi, max_pixels)
             bitmap = page.render(
                 scale=scale,
@@ -424,9 +432,7 @@ def _render_pdf_page(
             finally:
                 bitmap.close()
         except pdfium.PdfiumError as exc:
-            raise InputError(
-                f"{path}: page {index + 1} cannot be rendered ({exc})", "check the file; re-export the PDF"
-            ) from exc
+            raise InputError(f"{path}: page {index + 1} cannot be rendered ({exc})", fix) from exc
         finally:
             page.close()
     effective_dpi = scale * 72.0
