@@ -174,6 +174,13 @@ def test_parse_page_range_open_end_beyond_last_page() -> None:
         parse_page_range("3-", 2)
 
 
+def test_page_range_error_names_the_input(tmp_path: Path) -> None:
+    pdf = write(tmp_path / "two.pdf", make_pdf([{"size": (72, 72)}] * 2))
+    with pytest.raises(UsageError) as err:
+        list(iter_pages(pdf, pages="3"))
+    assert str(pdf) in str(err.value) and "2 page(s)" in str(err.value)
+
+
 # --------------------------------------------------------------------------- inputs
 
 

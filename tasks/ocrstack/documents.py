@@ -177,12 +177,13 @@ def _walk_dir(root: Path) -> list[Path]:
     return found
 
 
-def parse_page_range(spec: str | None, n_pages: int) -> list[int]:
+def parse_page_range(spec: str | None, n_pages: int, *, source: Path | str | None = None) -> list[int]:
     """Parse a 1-based page selection into sorted, unique 0-based page indices.
 
     ``spec`` is a comma-separated list of ``N`` (one page), ``A-B`` (inclusive range) or
     ``A-`` (page A to the last page), e.g. ``"1-3,7"`` -> ``[0, 1, 2, 6]``. Whitespace is
-    ignored. ``None`` selects all ``n_pages`` pages.
+    ignored. ``None`` selects all ``n_pages`` pages. ``source`` (optional) is the input the
+    selection applies to; error messages name it.
 
     Raises:
         UsageError: malformed spec, page 0, a reversed range, or a page beyond ``n_pages``;
@@ -190,7 +191,10 @@ def parse_page_range(spec: str | None, n_pages: int) -> list[int]:
     """
     if spec is None:
         return list(range(n_pages))
-    fix = f"use 1-based pages within 1-{n_pages}, e.g. --pages 1-3,7 (or 2- for page 2 to the end)"
+    fix = (
+        f"{'this input has' if source is None else str(source) + ' has'} {n_pages} page(s); "
+        "select 1-based pages like --pages 1-3,7 (2- = page 2 to the end)"
+    )
     text = "".join(spec.split())
     if not text:
         raise UsageError("empty page selection", fix)
@@ -373,7 +377,7 @@ def _iter_pdf(
             formtype = doc.get_formtype()
         if n_pages == 0:
             raise InputError(f"{path}: PDF has no pages", "check the file; re-export it")
-        selected = parse_page_range(spec, n_pages)
+        selected = parse_page_range(spec, n_pages, source=path)
         if limit is not None:
             selected = selected[:limit]
         notes: tuple[str, ...] = ()
@@ -498,7 +502,7 @@ def _iter_image(
 ) -> Iterator[PageImage]:
     with _open_image(path) as im:
         n_pages = _n_pages(im)
-        selected = parse_page_range(spec, n_pages)
+        selected = parse_page_range(spec, n_pages, source=path)
         if limit is not None:
             selected = selected[:limit]
         extra = int(getattr(im, "n_frames", 1)) - n_pages
