@@ -232,6 +232,15 @@ def test_expand_inputs_empty_directory_is_an_error(tmp_path: Path) -> None:
         expand_inputs([])
 
 
+def test_file_sha256_follows_file_changes(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.pdf", b"first")
+    assert file_sha256(path) == hashlib.sha256(b"first").hexdigest()
+    write(path, b"second version")
+    assert file_sha256(path) == hashlib.sha256(b"second version").hexdigest()
+    with pytest.raises(InputError, match="cannot read"):
+        file_sha256(tmp_path / "missing.pdf")
+
+
 # --------------------------------------------------------------------------- PDF rendering
 
 

@@ -30,6 +30,7 @@ downscale is recorded in :attr:`PageImage.notes`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import logging
@@ -221,16 +222,26 @@ def parse_page_range(spec: str | None, n_pages: int, *, source: Path | str | Non
 def file_sha256(path: Path | str) -> str:
     """Hex sha256 of the file's bytes (the resume cache key's input part), read in chunks.
 
+    Results are memoised per (absolute path, size, mtime in ns), so the pipeline and
+    :func:`iter_pages` hashing the same unchanged file read it once.
+
     Raises:
         InputError: the file cannot be read.
     """
     try:
-        with open(path, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+        absolute = Path(path).absolute()
+        st = absolute.stat()
+        return _sha256_cached(str(absolute), st.st_size, st.st_mtime_ns)
     except OSError as exc:
         raise InputError(
             f"{path}: cannot read ({exc.strerror})", "check the file exists and is readable"
         ) from exc
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 # --------------------------------------------------------------------------- kind detection
