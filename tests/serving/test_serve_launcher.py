@@ -11,8 +11,6 @@ from ocrstack import cli, versions
 from ocrstack.errors import ConfigError
 from ocrstack.serving import launcher
 
-NO_GPU = staticmethod(lambda: None)
-
 
 def fake_venv(root: Path, dist: str | None = None, version: str | None = None, py: str = "3.13") -> Path:
     """A venv-shaped directory with one installed distribution's metadata (no real packages)."""
@@ -33,17 +31,30 @@ def plan(profile: str, **kw):
     return launcher.plan(launcher.ServeOptions(profile, **kw), gpu_query=gpu_query)
 
 
-def test_parse_gpu_query_and_freest() -> None:
-    text = "0, 30000, 81559\n1, 512, 81559\n2, 512, 81559\nbad line\n"
-    assert launcher.parse_gpu_query(text) == [("0", 30000, 81559), ("1", 512, 81559), ("2", 512, 81559)]
-    idx, why = launcher.freest_gpu(lambda: text)
-    assert idx == "1" and "512/81559" in why
+NVSMI = Path(__file__).resolve().parents[1] / "data" / "nvidia_smi"  # recorded outputs (preflight)
+
+
+def smi(name: str):
+    return lambda: (NVSMI / name).read_text()
+
+
+def test_freest_gpu_from_recorded_nvidia_smi() -> None:
+    idx, why = launcher.freest_gpu(smi("busy_4090.gpus.csv"))  # 23110 vs 18342 MiB used
+    assert idx == "1" and "18342" in why
+    idx, _ = launcher.freest_gpu(smi("three_5090.gpus.csv"))
+    used = {}
+    for line in (NVSMI / "three_5090.gpus.csv").read_text().splitlines()[1:]:
+        cols = [c.strip() for c in line.split(",")]
+        used[cols[0]] = int(cols[4].split()[0])
+    assert idx == min(used, key=lambda k: (used[k], int(k)))
+    idx, why = launcher.freest_gpu(smi("no_driver.txt"))
+    assert idx is None and "couldn't communicate with the NVIDIA driver" in why
     assert launcher.freest_gpu(lambda: None) == (None, "no NVIDIA GPU found (nvidia-smi not on PATH)")
 
 
 def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
     venv = fake_venv(tmp_path / "vllm-ocr-env", "vllm", "0.11.1.dev42+g5c2b92a5d.cu130")
-    lp = plan("dspark", venv=venv, gpu_query=lambda: "0, 9000, 24000\n1, 100, 24000\n")
+    lp = plan("dspark", venv=venv, gpu_query=smi("busy_4090.gpus.csv"))
     cu = venv / "lib" / "python3.13" / "site-packages" / "nvidia" / f"cu{versions.pin('torch.cuda_major')}"
     assert lp.env["CUDA_HOME"] == str(cu)  # guide 4: otherwise "Could not find nvcc"
     assert lp.env["PATH"].split(":")[:2] == [str(venv / "bin"), str(cu / "bin")]

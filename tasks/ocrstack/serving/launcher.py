@@ -30,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from ocrstack import proc, versions
 from ocrstack.errors import ConfigError, ServerUnreachable, StepFailed, UsageError
+from ocrstack.preflight.nvidia import GPU_QUERY, parse_gpus
 from ocrstack.serving import profiles as profiles_mod
 from ocrstack.serving.profiles import Profile, ProfileSet
 
@@ -152,49 +153,34 @@ def cuda_home(venv: Path) -> Path:
     return sp / "nvidia" / f"cu{versions.pin('torch.cuda_major')}"
 
 
-def parse_gpu_query(text: str) -> list[tuple[str, int, int]]:
-    """Parse ``nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader,nounits``.
-
-    Returns ``[(index, used_MiB, total_MiB), ...]``; malformed lines are skipped.
-    """
-    out = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 3 and parts[0].isdigit():
-            try:
-                out.append((parts[0], int(float(parts[1])), int(float(parts[2]))))
-            except ValueError:
-                continue
-    return out
-
-
 def freest_gpu(query: Callable[[], str | None] | None = None) -> tuple[str | None, str]:
     """Return ``(index, reason)`` of the GPU with the least memory used (guide 2 "找一张空闲卡").
 
-    ``query`` returns nvidia-smi's CSV or None when nvidia-smi is absent (default: run it).
-    Index None means no GPU was found; ``reason`` says why.
+    ``query`` returns the output of ``nvidia-smi --query-gpu=... --format=csv``
+    (:data:`ocrstack.preflight.nvidia.GPU_QUERY`, parsed by its ``parse_gpus``) or None when
+    nvidia-smi is absent; default: run it. Index None means no usable GPU; ``reason`` says why.
     """
     text = (query or _nvidia_smi_query)()
     if text is None:
         return None, "no NVIDIA GPU found (nvidia-smi not on PATH)"
-    gpus = parse_gpu_query(text)
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
+    try:
+        gpus = parse_gpus(text)
+    except ValueError:
+        gpus = []
     if not gpus:
-        return None, "nvidia-smi listed no GPUs"
-    idx, used, total = min(gpus, key=lambda g: (g[1], int(g[0])))
-    return idx, f"GPU {idx} is the freest ({used}/{total} MiB used)"
+        if first.startswith("index"):
+            return None, "nvidia-smi listed no GPUs"
+        return None, f"nvidia-smi failed: {first[:160]}"
+    g = min(gpus, key=lambda g: (g.used_mib if g.used_mib is not None else float("inf"), g.index))
+    return str(g.index), f"GPU {g.index} ({g.name}) is the freest ({g.used_mib}/{g.total_mib} MiB used)"
 
 
 def _nvidia_smi_query() -> str | None:
     if proc.which("nvidia-smi") is None:
         return None
-    res = proc.run(
-        ["nvidia-smi", "--query-gpu=index,memory.used,memory.total", "--format=csv,noheader,nounits"],
-        capture=True,
-        check=False,
-        echo=False,
-        timeout=30,
-    )
-    return res.stdout if res.returncode == 0 else None
+    res = proc.run(GPU_QUERY, capture=True, check=False, echo=False, timeout=30)
+    return res.stdout if res.returncode == 0 else (res.stdout + res.stderr)
 
 
 # --------------------------------------------------------------------------- builds
