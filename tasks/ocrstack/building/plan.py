@@ -93,6 +93,8 @@ class Step:
         path_prepend: directories put in front of PATH for this step.
         cwd: working directory (None = inherited).
         done: when the step can be skipped.
+        verify_after: re-evaluate ``done`` after a successful run and fail if it does not hold
+            (False for pure checks such as ``git apply --check``).
     """
 
     name: str
@@ -102,6 +104,7 @@ class Step:
     path_prepend: tuple[str, ...] = ()
     cwd: str | None = None
     done: DoneCheck = DoneCheck()
+    verify_after: bool = True
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,7 @@ def vllm_plan(
                 f"git apply --check {p.name} (nothing is applied unless all apply)",
                 ("git", "-C", target, "apply", "--check", str(p.path)),
                 done=DoneCheck(command=("git", "-C", target, "apply", "--reverse", "--check", str(p.path))),
+                verify_after=False,
             )
         )
     for p in patches or []:

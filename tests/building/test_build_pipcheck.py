@@ -1,0 +1,41 @@
+"""pip check with the one expected override (prebuilt upstream path) and the extension-file probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ocrstack.building import extension
+from ocrstack.building.pipcheck import classify
+
+# pip check output format (pip 24/25):
+#   "<dist> <version> has requirement <req>, but you have <dist> <version>."
+OVERRIDE = "vllm 0.33.0 has requirement transformers<5.21.0,>=5.16.1, but you have transformers 5.24.0."
+
+
+def test_only_the_override_is_allowed() -> None:
+    good, bad = classify(OVERRIDE, ["transformers"])
+    assert good == [OVERRIDE] and bad == []
+    other = "vllm 0.33.0 has requirement torch==2.14.0, but you have torch 2.14.1."
+    missing = "vllm 0.33.0 requires xgrammar, which is not installed."
+    good, bad = classify("\n".join([OVERRIDE, other, missing]), ["transformers"])
+    assert good == [OVERRIDE] and bad == [other, missing]
+
+
+def test_clean_and_unparseable_output() -> None:
+    assert classify("No broken requirements found.", ["transformers"]) == ([], [])
+    assert classify("something odd happened", ["transformers"]) == ([], ["something odd happened"])
+
+
+def test_extension_found_without_importing(tmp_path: Path, monkeypatch) -> None:
+    pkg = tmp_path / "fakevllm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("raise RuntimeError('must not be imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert extension.find_extension("_C_stable_libtorch.abi3.so", "fakevllm") is None
+    assert extension.main(["_C_stable_libtorch.abi3.so", "fakevllm"]) == 1
+    (pkg / "_C_stable_libtorch.abi3.so").write_bytes(b"\x7fELF")
+    assert (
+        extension.find_extension("_C_stable_libtorch.abi3.so", "fakevllm")
+        == pkg / "_C_stable_libtorch.abi3.so"
+    )
+    assert extension.main(["_C_stable_libtorch.abi3.so", "fakevllm"]) == 0
