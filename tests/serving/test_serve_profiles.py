@@ -76,8 +76,15 @@ def _compare(ours: list[str], theirs: list[str], n_prog: int) -> None:
 @pytest.mark.parametrize(("name", "heading"), [("dspark", "### 4.1"), ("standard", "### 4.2")])
 def test_vllm_profiles_match_guide_flag_by_flag(pset, guide, name: str, heading: str) -> None:
     theirs = guide_command(guide, heading)
-    ours = pset.get(name).argv()
+    ours = pset.get(name).argv(listen=False)
     _compare(ours, theirs, n_prog=3)
+
+
+@pytest.mark.parametrize("name", ["dspark", "standard"])
+def test_vllm_profiles_bind_loopback_unless_asked(pset, name: str) -> None:
+    # the guide's command has no --host, so vLLM would listen on every interface
+    assert pset.get(name).argv()[-2:] == ["--host", "127.0.0.1"]
+    assert pset.get(name).argv({"host": "0.0.0.0"})[-2:] == ["--host", "0.0.0.0"]
 
 
 def test_tf_profile_matches_guide_when_host_is_asked(pset, guide) -> None:

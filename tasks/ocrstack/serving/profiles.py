@@ -75,6 +75,8 @@ class Profile:
         program: argv prefix, e.g. ``("python", "-m", "vllm.entrypoints.openai.api_server")``.
         positional: arguments right after the program (``transformers serve MODEL``).
         args: ``((flag,), (flag, value), ...)`` with ``${var}`` placeholders in values.
+        listen: bind flags appended after ``args`` (``--host ${host}``) where the guide's
+            command has none (vLLM then binds every interface; this project binds 127.0.0.1).
         vars: placeholder defaults from the file (before versions.yaml and user overrides).
         required_files: vars that must name existing paths before a real launch.
         venv_default: environment directory name from guide 3 (None: use PATH as is).
@@ -92,6 +94,7 @@ class Profile:
     program: tuple[str, ...]
     args: tuple[tuple[str, ...], ...]
     positional: tuple[str, ...] = ()
+    listen: tuple[str, ...] = ()
     vars: Mapping[str, str] = field(default_factory=dict)
     required_files: tuple[str, ...] = ()
     venv_default: str | None = None
@@ -122,8 +125,12 @@ class Profile:
         """Return the model name clients must send to this server (guide 4.1 ``--model``)."""
         return Template(self.served_name).safe_substitute(self.variables(overrides))
 
-    def argv(self, overrides: Mapping[str, Any] | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+    def argv(
+        self, overrides: Mapping[str, Any] | None = None, extra: tuple[str, ...] = (), listen: bool = True
+    ) -> list[str]:
         """Render the full argument list (program first). ``extra`` is appended verbatim.
+
+        ``listen=False`` leaves out the ``listen`` flags: exactly the guide's command.
 
         Raises:
             UsageError: a placeholder has no value, or a JSON-valued flag is not valid JSON
@@ -155,6 +162,8 @@ class Profile:
                             "avoid double quotes and backslashes in model paths",
                         ) from exc
                 out.append(value)
+        if listen:
+            out.extend(render(x) for x in self.listen)
         out.extend(extra)
         return out
 
@@ -218,6 +227,7 @@ def _parse(path: Path, data: Any) -> ProfileSet:
             program=tuple(str(x) for x in p["program"]),
             args=tuple(args),
             positional=tuple(str(x) for x in p.get("positional") or ()),
+            listen=tuple(str(x) for x in p.get("listen") or ()),
             vars=vars_,
             required_files=tuple(p.get("required-files") or ()),
             venv_default=p.get("venv-default"),
@@ -252,8 +262,9 @@ def _load(path: str, mtime: float) -> ProfileSet:
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read serve profiles ({exc})", _FIX_PATH) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML ({exc})", "fix the syntax error at the position shown") \
-            from exc
+        raise ConfigError(
+            f"{p}: not valid YAML ({exc})", "fix the syntax error at the position shown"
+        ) from exc
     return _parse(p, data)
 
 

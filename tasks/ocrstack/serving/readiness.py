@@ -155,10 +155,8 @@ class LogWatcher:
         """Doctor findings (stage ``serve``) in the text read so far; ``fatal_only`` drops ignored rules."""
         if not self.text:
             return []
-        try:
-            from ocrstack.doctor import diagnose
-        except ImportError:  # doctor not installed in this checkout: watch phases only
-            return []
+        from ocrstack.doctor import diagnose
+
         found = diagnose(self.text + self._partial, stages=["serve"])
         if fatal_only:
             found = [f for f in found if f.rule_id not in self.ignore_rules]
