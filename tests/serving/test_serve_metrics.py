@@ -115,3 +115,91 @@ def test_range_is_data() -> None:
     cfg = metrics.load_config()
     assert (cfg.low, cfg.high) == (5.2, 7.0)
     assert cfg.drafts == "vllm:spec_decode_num_drafts"
+
+
+class _MetricsServer:
+    """In-process HTTP server (a thread, no process): /metrics serves ``scrapes`` in turn;
+    chat requests are counted. Mimics a vLLM DSpark server between two scrapes."""
+
+    def __init__(self, scrapes: list[str]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+        self.scrapes = list(scrapes)
+        self.chats: list[dict] = []
+
+        class H(BaseHTTPRequestHandler):
+            def _send(self, code: int, body: bytes, ctype: str) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                text = outer.scrapes.pop(0) if len(outer.scrapes) > 1 else outer.scrapes[0]
+                self._send(200, text.encode(), "text/plain; version=0.0.4")
+
+            def do_POST(self) -> None:  # noqa: N802
+                import json
+
+                outer.chats.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self._send(
+                    200,
+                    b'{"choices":[{"message":{"content":"x"}}],"usage":{"completion_tokens":9}}',
+                    "application/json",
+                )
+
+            def log_message(self, *a) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *a) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_run_check_scrapes_sends_real_requests_and_scrapes_again() -> None:
+    with _MetricsServer([fx("dspark_before.prom"), fx("dspark_after.prom")]) as srv:
+        rep = metrics.run_check(srv.url, "minicpm-ocr", n_requests=2)
+    assert rep.ok, rep.to_text()
+    assert len(srv.chats) == 2
+    body = srv.chats[0]
+    assert body["model"] == "minicpm-ocr" and body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["messages"][0]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_cli_dspark_check_exit_codes(tmp_path: Path, capsys) -> None:
+    from ocrstack import cli
+
+    ok = cli.main(
+        [
+            "serve",
+            "dspark-check",
+            "--before",
+            str(DATA / "dspark_before.prom"),
+            "--after",
+            str(DATA / "dspark_after.prom"),
+        ]
+    )
+    assert ok == 0 and "mean acceptance length 6.46" in capsys.readouterr().out
+    bad = cli.main(
+        [
+            "serve",
+            "dspark-check",
+            "--before",
+            str(DATA / "standard_no_spec.prom"),
+            "--after",
+            str(DATA / "standard_no_spec.prom"),
+        ]
+    )
+    assert bad == 1
+    assert "server started without --speculative-config" in capsys.readouterr().err
