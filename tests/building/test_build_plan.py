@@ -102,7 +102,9 @@ def test_compile_and_fork_commands(tmp_path: Path, pins: dict) -> None:
     fork = p.step("transformers-fork")
     assert fork.argv[1:] == ("-m", "pip", "install", "--no-deps", "-e", str(tmp_path / "transformers"))
     assert fork.done.dists[0].value == "==" + pins["transformers"]["fork-version"]
-    assert p.step("versions-check").argv[-4:] == ("versions", "check", "--env", "vllm-build")
+    assert p.step("versions-check").argv[1:] == ("-m", "ocrstack.building.assertions", "--env", "vllm-build")
+    assert p.step("versions-check").argv[0] == "/env/bin/python"  # runs in the target environment
+    assert p.step("toolchain-check").argv[4:8] == ("check", "--python", "/env/bin/python", "--cxx")
     assert "from vllm import LLM" in p.step("import-vllm").argv[-1]
     assert p.step("extension-file").argv[-1] == pins["vllm"]["extension"]
     assert not any("vllm._C" in a and "stable" not in a for s in p.steps for a in s.argv)

@@ -64,3 +64,33 @@ def test_cli_exit_code(
     monkeypatch.delenv("CUDA_HOME", raising=False)
     assert main(["toolchain", "check"]) == CheckFailed.exit_code
     assert "fix:" in capsys.readouterr().err
+
+
+def fake_tool(path: Path, stdout: str) -> str:
+    path.write_text(f"#!/bin/sh\ncat <<'OUT'\n{stdout}\nOUT\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.proc
+def test_gcc_newer_than_nvcc_accepts_fails(tmp_path: Path) -> None:
+    home = tmp_path / "cuda"
+    (home / "include" / "crt").mkdir(parents=True)
+    (home / "include" / "crt" / "host_config.h").write_text(HOST_CONFIG_13)
+    gxx16 = fake_tool(tmp_path / "g++-16", "16")  # answers --version and -dumpversion alike
+    bad = tc._host_compiler_check(gxx16, home, 13)
+    assert bad.status is Status.FAIL and bad.found == "16" and bad.expected == "<= 15"
+    assert "g++-13" in bad.fix
+    gxx13 = fake_tool(tmp_path / "g++-13", "13")
+    assert tc._host_compiler_check(gxx13, home, 13).status is Status.PASS
+
+
+@pytest.mark.proc
+def test_torch_cuda_major_must_match_nvcc(tmp_path: Path) -> None:
+    cu126 = fake_tool(tmp_path / "python-cu126", "2.14.0+cu126 12.6")
+    check = tc._torch_check(cu126, 13)
+    assert check.status is Status.FAIL and check.found == "12.6" and "cu130" in check.fix
+    cu130 = fake_tool(tmp_path / "python-cu130", "2.14.0+cu130 13.0")
+    assert tc._torch_check(cu130, 13).status is Status.PASS
+    cpu = fake_tool(tmp_path / "python-cpu", "2.14.0+cpu cpu")
+    assert tc._torch_check(cpu, 13).status is Status.FAIL

@@ -11,7 +11,8 @@ vLLM from source (guide 3.2), in this order -- the order is the point:
    offline ``*_SRC_DIR`` variables, CCACHE_DIR)
 7. **then** the feat-ocr transformers ``--no-deps -e`` -- never before step 6: vLLM's
    dependencies would overwrite it (guide 3.2, 8)
-8. ``ocrstack versions check --env vllm-build``
+8. ``ocrstack versions check --env vllm-build``, run in the target interpreter as
+   ``python -m ocrstack.building.assertions --env vllm-build`` (same function, lean imports)
 9. ``from vllm import LLM``
 10. the built extension ``_C_stable_libtorch.abi3.so`` exists (never ``import vllm._C``, guide 3.2)
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -216,6 +218,7 @@ def vllm_plan(
     jobs_reason: str = "",
     ccache: str | None = None,
     patches: list[Patch] | None = None,
+    runner_python: str | None = None,
 ) -> Plan:
     """The source-build plan (module docstring) for ``opts``; pure: no file, process or network access.
 
@@ -224,8 +227,13 @@ def vllm_plan(
         max_jobs: MAX_JOBS for the compile (see :mod:`ocrstack.building.resources`).
         ccache: path of ccache when present (CCACHE_DIR is set only with ``opts.ccache_dir``).
         patches: from :func:`ocrstack.building.sources.list_patches`.
+        runner_python: interpreter that runs ocrstack's own commands (toolchain check,
+            fix-pip-cuda; default: this one), so the target needs none of ocrstack's deps.
+            The version assertions run in the target itself (``ocrstack.building.assertions``,
+            PyYAML + packaging only).
     """
     py = str(opts.python)
+    runner_py = runner_python or sys.executable
     src = str(opts.src)
     tsrc = str(opts.transformers_src)
     tf = versions.pin("transformers")
@@ -264,11 +272,20 @@ def vllm_plan(
             Step(
                 "fix-pip-cuda",
                 "guide 3.2 layout fix-up of the pip CUDA wheels (idempotent, no dangling links)",
-                (py, "-m", "ocrstack", "toolchain", "fix-pip-cuda", "--python", py),
-                env=ocrstack_env(),
+                (runner_py, "-m", "ocrstack", "toolchain", "fix-pip-cuda", "--python", py),
             )
         )
-    check_argv = [py, "-m", "ocrstack", "toolchain", "check", "--python", py, "--cxx", toolchain.cudahostcxx]
+    check_argv = [
+        runner_py,
+        "-m",
+        "ocrstack",
+        "toolchain",
+        "check",
+        "--python",
+        py,
+        "--cxx",
+        toolchain.cudahostcxx,
+    ]
     if toolchain.cuda_home:
         check_argv += ["--cuda-home", toolchain.cuda_home]
     steps.append(
@@ -276,7 +293,7 @@ def vllm_plan(
             "toolchain-check",
             "nvcc version, nvcc CUDA major == torch's, host gcc accepted, cuda_fp16.h finds nv/target",
             tuple(check_argv),
-            env={**ocrstack_env(), **({"CUDA_HOME": toolchain.cuda_home} if toolchain.cuda_home else {})},
+            env={"CUDA_HOME": toolchain.cuda_home} if toolchain.cuda_home else {},
         )
     )
     for p in patches or []:
@@ -339,7 +356,7 @@ def vllm_plan(
         Step(
             "versions-check",
             "installed versions match envs/versions.yaml (guide 3.2, 9)",
-            (py, "-m", "ocrstack", "versions", "check", "--env", "vllm-build"),
+            (py, "-m", "ocrstack.building.assertions", "--env", "vllm-build"),
             env=ocrstack_env(),
         )
     )
@@ -415,7 +432,7 @@ def prebuilt_plan(opts: PrebuiltOptions) -> Plan:
         Step(
             "versions-check",
             "installed versions match envs/versions.yaml upstream pins",
-            (py, "-m", "ocrstack", "versions", "check", "--env", "vllm"),
+            (py, "-m", "ocrstack.building.assertions", "--env", "vllm"),
             env=ocrstack_env(),
         ),
         Step(

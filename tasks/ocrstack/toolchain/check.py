@@ -26,6 +26,7 @@ from pathlib import Path
 from ocrstack import proc, versions
 from ocrstack.errors import StepFailed
 from ocrstack.results import Check, Report, Status
+from ocrstack.toolchain import locate
 
 _TORCH_CUDA = (
     "import importlib.metadata as m, re, sys\n"
@@ -88,8 +89,9 @@ def _resolve(opts: ToolchainOptions) -> tuple[str | None, str, Path | None]:
     env = os.environ
     nvcc = opts.nvcc
     home = opts.cuda_home or (Path(env["CUDA_HOME"]) if env.get("CUDA_HOME") else None)
-    if nvcc is None and home is not None and (home / "bin" / "nvcc").is_file():
-        nvcc = str(home / "bin" / "nvcc")
+    if nvcc is None and home is not None:
+        found = locate.nvcc_for(home)  # CUDA_HOME/bin/nvcc, or conda's $CONDA_PREFIX/bin/nvcc
+        nvcc = str(found) if found else None
     nvcc = nvcc or shutil.which("nvcc")
     if home is None and nvcc:
         home = Path(nvcc).resolve().parent.parent
