@@ -8,6 +8,7 @@ COMMANDS: list[str] = [
     "doctor",
     "preflight",
     "fetch",
+    "verify",
     "lock",
     "toolchain",
     "build",

@@ -1,0 +1,115 @@
+"""``ocrstack verify``: output checks, DSpark activity and the two-backend verbatim check (guide 6, 7)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ocrstack.errors import CheckFailed, UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``verify`` verb."""
+    p = sub.add_parser(
+        "verify",
+        help="check parse output, DSpark activity and two-backend agreement (guide 6, 7)",
+        description="Every check is reported as pass, fail, warn or not-run with its reason; agreement "
+        "between backends and DSpark activity are only stated when they were checked (guide 10).",
+    )
+    g = p.add_argument_group("output checks (guide 6)")
+    g.add_argument("--markdown", type=Path, help="Markdown written by the parser")
+    g.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="KIND[@PAGES]",
+        help="table, formula or text, optionally on pages, e.g. table@2,3 (repeatable)",
+    )
+    d = p.add_argument_group("DSpark (guide 6)")
+    d.add_argument("--dspark-url", help="DSpark vLLM server, e.g. http://127.0.0.1:18499")
+    d.add_argument("--dspark-model", default=None, help="served model name (default: versions.yaml)")
+    d.add_argument(
+        "--dspark-requests", type=int, default=3, help="requests sent between the two /metrics scrapes"
+    )
+    t = p.add_argument_group("two-backend verbatim check (guide 7)")
+    t.add_argument(
+        "--tiny",
+        action="store_true",
+        help="CPU run: tiny checkpoint in-process vs a real `transformers serve` of it",
+    )
+    t.add_argument("--image", type=Path, help="image for both backends (guide 7: table.png)")
+    t.add_argument("--prompt", default=None, help="prompt (default: the guide 7 OTSL table prompt)")
+    t.add_argument(
+        "--kind",
+        choices=["table", "other"],
+        default=None,
+        help="table prompts must end with </otsl> (default: table when the prompt mentions OTSL)",
+    )
+    t.add_argument("--tf-model", type=Path, help="checkpoint for the in-process transformers side")
+    t.add_argument(
+        "--server-url",
+        action="append",
+        default=[],
+        metavar="URL[=MODEL]",
+        help="OpenAI-compatible server (repeatable); MODEL = served model name (default: versions.yaml)",
+    )
+    t.add_argument(
+        "--reference",
+        action="store_true",
+        help="the image is the guide's 1080x1080 table image: also compare with guide 7's reference values",
+    )
+    t.add_argument(
+        "--max-new-tokens", type=int, default=None, help="generation cap (default 512; 32 with --tiny)"
+    )
+    t.add_argument("--device", default="auto", help="in-process device: auto, cpu, cuda")
+    t.add_argument(
+        "--dtype", default="auto", help="in-process dtype (default: auto, like transformers serve)"
+    )
+    t.add_argument("--attn", default=None, help="in-process attention implementation (guide 7: sdpa)")
+    p.add_argument(
+        "--work-dir", type=Path, default=Path(".ocrstack") / "verify", help="tiny checkpoint and logs"
+    )
+    p.add_argument("--report-dir", type=Path, default=None, help="write verify-report.json/.txt here")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ocrstack.options import default_model
+    from ocrstack.verifying import VerifyOptions, run
+
+    servers = []
+    for item in args.server_url:
+        url, sep, model = item.partition("=")
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(
+                f"--server-url {item!r}: expected http(s)://HOST:PORT[=MODEL]",
+                "e.g. --server-url http://127.0.0.1:18499=minicpm-ocr",
+            )
+        servers.append((url, model if sep and model else default_model()))
+    opts = VerifyOptions(
+        markdown=args.markdown,
+        expect=tuple(args.expect),
+        dspark_url=args.dspark_url,
+        dspark_model=args.dspark_model or default_model(),
+        dspark_requests=args.dspark_requests,
+        image=args.image,
+        prompt=args.prompt,
+        table=None if args.kind is None else args.kind == "table",
+        tf_model=args.tf_model,
+        servers=tuple(servers),
+        tiny=args.tiny,
+        reference=args.reference,
+        max_new_tokens=args.max_new_tokens,
+        device=args.device,
+        dtype=args.dtype,
+        attn=args.attn,
+        work_dir=args.work_dir,
+        report_dir=args.report_dir,
+    )
+    result = run(opts)
+    print(result.to_json() if args.json else result.to_text())
+    if not result.report.ok:
+        failed = [c for c in result.report.checks if c.status.value == "fail"]
+        raise CheckFailed(f"verify failed: {', '.join(c.name for c in failed)}", failed[0].fix or None)
+    return 0

@@ -1,0 +1,324 @@
+"""``ocrstack verify``: output checks and DSpark activity (guide 6), two-backend verbatim check (guide 7).
+
+Every check ends as pass / fail / warn / not-run with its reason. The summary states that
+the backends agree only when that comparison ran and passed, and that DSpark is active
+only when ``/metrics`` was checked and passed (guide 10).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ocrstack.errors import OcrstackError
+from ocrstack.options import default_model
+from ocrstack.results import Check, Report, Status
+from ocrstack.verifying import compare as cmp
+from ocrstack.verifying.backends import BackendResult, OpenAIBackend, Sample, TransformersBackend
+from ocrstack.verifying.config import VerifyConfig, load
+from ocrstack.verifying.outputs import check_markdown, parse_expectation
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """Options of ``ocrstack verify`` (defaults here only).
+
+    Attributes:
+        markdown: parsed Markdown to check (guide 6); None = output checks not run.
+        expect: ``KIND[@PAGES]`` expectations (table, formula, text).
+        dspark_url / dspark_model / dspark_requests: DSpark server to prove active via /metrics.
+        image / prompt / table: the two-backend sample (guide 7: table.png + the OTSL prompt).
+        tf_model: checkpoint for the in-process transformers side.
+        servers: ``(url, served model)`` pairs of OpenAI-compatible servers (transformers serve, vLLM).
+        tiny: run the CPU comparison (tiny checkpoint in-process vs a real ``transformers serve``).
+        reference: the image is the guide's 1080x1080 table image and the model the real one:
+            also compare with the guide 7 reference values.
+        max_new_tokens: generation cap (default: verify.yaml, guide 7's 512; 32 for ``tiny``).
+        device / dtype / attn: in-process transformers settings (guide 7 uses ``--attn sdpa``).
+        work_dir: cache for the tiny checkpoint and server logs.
+        report_dir: write ``verify-report.json`` and ``verify-report.txt`` here.
+    """
+
+    markdown: Path | None = None
+    expect: tuple[str, ...] = ()
+    dspark_url: str | None = None
+    dspark_model: str = field(default_factory=default_model)
+    dspark_requests: int = 3
+    image: Path | None = None
+    prompt: str | None = None
+    table: bool | None = None
+    tf_model: Path | None = None
+    servers: tuple[tuple[str, str], ...] = ()
+    tiny: bool = False
+    reference: bool = False
+    max_new_tokens: int | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    attn: str | None = None
+    work_dir: Path = Path(".ocrstack") / "verify"
+    report_dir: Path | None = None
+    server_timeout: float = 600.0
+
+
+@dataclass
+class VerifyResult:
+    """The report, the backend results that were produced, and the summary lines."""
+
+    report: Report
+    results: list[BackendResult] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """Report JSON plus ``summary`` and ``backends``."""
+        data = json.loads(self.report.to_json())
+        data["summary"] = self.summary
+        data["backends"] = [asdict(r) for r in self.results]
+        return json.dumps(data, indent=2, ensure_ascii=False)
+
+    def to_text(self) -> str:
+        """Report text plus the summary lines."""
+        return self.report.to_text() + "\n\nSummary:\n" + "\n".join(f"  - {s}" for s in self.summary)
+
+
+# ------------------------------------------------------------------ sections
+
+
+def output_section(opts: VerifyOptions, report: Report) -> None:
+    """guide 6 output checks, or one not-run check."""
+    if opts.markdown is None:
+        report.add(
+            Check("output", Status.NOT_RUN, "no --markdown file given; output checks (guide 6) not run")
+        )
+        return
+    for c in check_markdown(opts.markdown, [parse_expectation(e) for e in opts.expect]):
+        report.add(c)
+
+
+def dspark_section(opts: VerifyOptions, report: Report) -> None:
+    """guide 6 DSpark proof through the serving metrics check, or one not-run check."""
+    if not opts.dspark_url:
+        report.add(
+            Check(
+                "dspark",
+                Status.NOT_RUN,
+                "no DSpark server given (--dspark-url); speculative decoding not checked, so not claimed",
+            )
+        )
+        return
+    from ocrstack.serving.metrics import run_check
+
+    try:
+        sub = run_check(opts.dspark_url, opts.dspark_model, opts.dspark_requests)
+    except OcrstackError as err:
+        report.add(Check("dspark", Status.FAIL, f"{opts.dspark_url}: {err.message}", err.remedy or ""))
+        return
+    for c in sub.checks:
+        report.add(Check(f"dspark:{c.name}", c.status, c.detail, c.fix, c.expected, c.found))
+
+
+def _run_backend(backend, sample: Sample, max_new: int, report: Report, results: list[BackendResult]) -> None:
+    name = getattr(backend, "url", None) or "transformers"
+    try:
+        res = backend.run(sample, max_new)
+    except OcrstackError as err:
+        report.add(Check(f"backend:{name}", Status.FAIL, err.message, err.remedy or ""))
+        return
+    results.append(res)
+    report.add(
+        Check(
+            f"backend:{name}",
+            Status.PASS,
+            f"{res.backend}: {res.prompt_tokens} prompt tokens, {res.generated_tokens} generated, "
+            f"{len(res.output)} characters",
+        )
+    )
+
+
+def compare_section(
+    backends: list,
+    sample: Sample,
+    max_new: int,
+    cfg: VerifyConfig,
+    report: Report,
+    results: list[BackendResult],
+    *,
+    reference: bool,
+    reference_why: str,
+) -> None:
+    """Run every backend on ``sample`` and compare each with the first (guide 7)."""
+    for b in backends:
+        _run_backend(b, sample, max_new, report, results)
+    if len(results) < len(backends) or len(results) < 2:
+        report.add(Check("two-backend", Status.NOT_RUN, "fewer than two backends produced a result"))
+        return
+    first = results[0]
+    for i, other in enumerate(results[1:], start=1):
+        for c in cmp.compare(first, other, sample, cfg, f"two-backend[0-{i}]"):
+            report.add(c)
+    for r in results:
+        if r.loading:
+            report.add(cmp.check_loading(r))
+    inproc = next((r for r in results if r.vision_tokens is not None or r.params is not None), first)
+    for c in cmp.check_reference(inproc, cfg.reference, sample, reference, reference_why):
+        report.add(c)
+
+
+def _reference_applies(opts: VerifyOptions, sample: Sample, cfg: VerifyConfig) -> tuple[bool, str]:
+    if not opts.reference:
+        return False, (
+            "guide 7 reference values (1975/1936/284/677) apply only to the real model on the guide's "
+            "1080x1080 table image; pass --reference with that image"
+        )
+    size = sample.image().size
+    if tuple(size) != tuple(cfg.reference.image_size):
+        return False, f"--reference given but the image is {size[0]}x{size[1]}, not 1080x1080"
+    if sample.prompt != cfg.reference.prompt:
+        return False, f"--reference given but the prompt is not {cfg.reference.prompt!r}"
+    return True, ""
+
+
+def two_backend_section(
+    opts: VerifyOptions, cfg: VerifyConfig, report: Report, results: list[BackendResult]
+) -> None:
+    """The guide 7 comparison: tiny CPU run, or the given image through the given backends."""
+    if opts.tiny:
+        from ocrstack.verifying import tiny
+
+        model_dir = tiny.tiny_checkpoint(opts.work_dir)
+        sample = tiny.tiny_sample()
+        max_new = opts.max_new_tokens or 32
+        with tiny.transformers_server(model_dir, opts.work_dir / "serve", timeout=opts.server_timeout) as (
+            url,
+            served,
+        ):
+            backends = [
+                TransformersBackend(model_dir, device="cpu", dtype=opts.dtype),
+                OpenAIBackend(url, served),
+            ]
+            compare_section(
+                backends,
+                sample,
+                max_new,
+                cfg,
+                report,
+                results,
+                reference=False,
+                reference_why="the tiny random checkpoint is not the real model; reference values "
+                "are expectations for MiniCPM-OCR-1.0 only",
+            )
+        return
+    n_backends = (1 if opts.tf_model else 0) + len(opts.servers)
+    if opts.image is None or n_backends < 2:
+        report.add(
+            Check(
+                "two-backend",
+                Status.NOT_RUN,
+                "needs --image and two backends (--tf-model and/or --server-url); backends not compared, "
+                "so agreement is not claimed (guide 7, 10)",
+            )
+        )
+        return
+    try:
+        png = opts.image.read_bytes()
+    except OSError as exc:
+        report.add(Check("two-backend", Status.FAIL, f"{opts.image}: {exc.strerror}", "pass a readable PNG"))
+        return
+    prompt = opts.prompt or cfg.table_prompt
+    table = opts.table if opts.table is not None else ("OTSL" in prompt)
+    sample = Sample(_as_png(png), prompt, table, name=str(opts.image))
+    applies, why = _reference_applies(opts, sample, cfg)
+    backends: list = []
+    if opts.tf_model:
+        backends.append(TransformersBackend(opts.tf_model, opts.device, opts.dtype, opts.attn))
+    backends += [OpenAIBackend(u, m, opts.server_timeout) for u, m in opts.servers]
+    compare_section(
+        backends,
+        sample,
+        opts.max_new_tokens or cfg.default_max_new_tokens,
+        cfg,
+        report,
+        results,
+        reference=applies,
+        reference_why=why,
+    )
+
+
+def _as_png(data: bytes) -> bytes:
+    """Re-encode any image Pillow reads as PNG (lossless, the same bytes go to both backends)."""
+    import io
+
+    from PIL import Image
+
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return data
+    buf = io.BytesIO()
+    Image.open(io.BytesIO(data)).convert("RGB").save(buf, "PNG")
+    return buf.getvalue()
+
+
+def summarize(report: Report) -> list[str]:
+    """Plain statements about what was and was not shown (guide 10)."""
+    by = report.checks
+    lines = []
+    cmp_checks = [c for c in by if c.name.startswith("two-backend[")]
+    if not cmp_checks:
+        why = next((c.detail for c in by if c.name == "two-backend"), "the comparison did not run")
+        lines.append(f"Two-backend verbatim check NOT RUN: {why}. Agreement is not claimed.")
+    elif any(c.status is Status.FAIL for c in cmp_checks):
+        lines.append("Two-backend verbatim check FAILED: the backends do not agree.")
+    elif all(
+        c.status is Status.PASS for c in cmp_checks if c.name.endswith((":output", ":prompt-tokens"))
+    ) and any(c.name.endswith(":output") and c.status is Status.PASS for c in cmp_checks):
+        names = [c.detail for c in by if c.name.startswith("backend:") and c.status is Status.PASS]
+        lines.append(
+            "Both backends agree: same prompt tokens and identical output (" + "; ".join(names) + ")."
+        )
+    else:
+        lines.append(
+            "Two-backend verbatim check incomplete: see the not-run checks above. Agreement is not claimed."
+        )
+    ds = [c for c in by if c.name.startswith("dspark")]
+    if not ds or all(c.status is Status.NOT_RUN for c in ds):
+        lines.append("DSpark activity NOT CHECKED (no /metrics scrape): it is not claimed to be active.")
+    elif any(c.status is Status.FAIL for c in ds):
+        lines.append("DSpark NOT active according to /metrics (see the dspark checks).")
+    else:
+        lines.append("DSpark active: speculative-decoding counters present and growing in /metrics.")
+    outs = [c for c in by if c.name.startswith("output")]
+    if not outs or all(c.status is Status.NOT_RUN for c in outs):
+        lines.append("Output checks NOT RUN (no Markdown file given).")
+    elif any(c.status is Status.FAIL for c in outs):
+        lines.append("Output checks FAILED (see the output checks).")
+    else:
+        lines.append("Output checks passed.")
+    return lines
+
+
+def write_reports(result: VerifyResult, directory: Path) -> tuple[Path, Path]:
+    """Write ``verify-report.json`` and ``verify-report.txt`` atomically; returns both paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in (("verify-report.json", result.to_json()), ("verify-report.txt", result.to_text())):
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        os.replace(tmp, directory / name)
+        paths.append(directory / name)
+    return paths[0], paths[1]
+
+
+def run(opts: VerifyOptions) -> VerifyResult:
+    """Run every requested section and return the result (the CLI maps ``report.ok`` to the exit code)."""
+    cfg = load()
+    report = Report("ocrstack verify (guide 6 outputs, guide 6 DSpark, guide 7 two-backend)")
+    results: list[BackendResult] = []
+    output_section(opts, report)
+    dspark_section(opts, report)
+    two_backend_section(opts, cfg, report, results)
+    res = VerifyResult(report, results, summarize(report))
+    if opts.report_dir is not None:
+        write_reports(res, opts.report_dir)
+    return res

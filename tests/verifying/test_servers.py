@@ -1,0 +1,100 @@
+"""The OpenAI side of the comparison and the DSpark section against a local HTTP server (thread)."""
+
+# ruff: noqa: E501 -- expectations and sample texts kept on one line
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ocrstack.errors import ServerRejected, ServerUnreachable
+from ocrstack.verifying.backends import OpenAIBackend, Sample
+from ocrstack.verifying.run import VerifyOptions, run, write_reports
+from ocrstack.verifying.tiny import sample_image_png
+
+METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"
+
+
+def test_openai_request_is_greedy_thinking_off_with_the_same_png(openai_server) -> None:
+    url, script = openai_server
+    sample = Sample(sample_image_png(), "请识别图中的表格并输出 OTSL", table=True)
+    res = OpenAIBackend(url, "minicpm-ocr").run(sample, 512)
+    body = script.chats[0]
+    assert body["temperature"] == 0 and body["max_tokens"] == 512
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["messages"][0]["content"][0]["image_url"]["url"] == sample.data_url()
+    assert body["messages"][0]["content"][1]["text"] == sample.prompt
+    assert (res.prompt_tokens, res.output, res.generated_tokens) == (118, "hello", 5)
+
+
+def test_openai_4xx_and_unreachable(openai_server) -> None:
+    url, script = openai_server
+    script.status = 400
+    with pytest.raises(ServerRejected):
+        OpenAIBackend(url, "m").run(Sample(b"x", "p"), 4)
+    with pytest.raises(ServerUnreachable):
+        OpenAIBackend("http://127.0.0.1:9", "m", timeout=2).run(Sample(b"x", "p"), 4)
+
+
+def test_two_servers_compared_and_disagreement_found(openai_server, tmp_path: Path, monkeypatch) -> None:
+    """Two backends are the same fake server; the second answer differs -> the comparison fails."""
+    url, script = openai_server
+    img = tmp_path / "t.png"
+    img.write_bytes(sample_image_png())
+    res = run(VerifyOptions(image=img, prompt="OCR:", servers=((url, "a"), (url, "b")), report_dir=tmp_path / "rep"))
+    status = {c.name: c.status.value for c in res.report.checks}
+    assert status["two-backend[0-1]:output"] == "pass"
+    assert res.summary[0].startswith("Both backends agree")
+    data = json.loads((tmp_path / "rep" / "verify-report.json").read_text())
+    assert data["summary"] == res.summary and len(data["backends"]) == 2
+
+    # now the second backend's answer differs by one character
+    from ocrstack.verifying import backends as b
+
+    real_run = b.OpenAIBackend.run
+
+    def run_then_change(self, sample, max_new):
+        out = real_run(self, sample, max_new)
+        script.content = "hellp"
+        return out
+
+    monkeypatch.setattr(b.OpenAIBackend, "run", run_then_change)
+    res = run(VerifyOptions(image=img, prompt="OCR:", servers=((url, "a"), (url, "b"))))
+    assert {c.name: c.status.value for c in res.report.checks}["two-backend[0-1]:output"] == "fail"
+    assert not res.report.ok and "do not agree" in res.summary[0]
+
+
+def test_nothing_given_reports_everything_not_run(tmp_path: Path) -> None:
+    res = run(VerifyOptions())
+    assert {c.status.value for c in res.report.checks} == {"not-run"}
+    assert res.report.ok
+    assert any("Agreement is not claimed" in s for s in res.summary)
+    path_json, path_txt = write_reports(res, tmp_path)
+    assert "NOT RUN" in path_txt.read_text()
+
+
+def test_dspark_active_via_metrics(openai_server) -> None:
+    url, script = openai_server
+    script.metrics_before = (METRICS / "dspark_before.prom").read_text()
+    script.metrics_after = (METRICS / "dspark_after.prom").read_text()
+    script.switch_after = 3
+    res = run(VerifyOptions(dspark_url=url, dspark_model="minicpm-ocr", dspark_requests=3))
+    status = {c.name: c.status.value for c in res.report.checks}
+    assert status["dspark:spec-decode-counters"] == "pass" and status["dspark:acceptance-length"] == "pass"
+    assert len(script.chats) == 3
+    assert "DSpark active" in res.summary[1]
+
+
+def test_standard_server_is_not_dspark(openai_server) -> None:
+    url, script = openai_server
+    script.metrics_before = script.metrics_after = (METRICS / "standard_no_spec.prom").read_text()
+    res = run(VerifyOptions(dspark_url=url, dspark_requests=1))
+    status = {c.name: c.status.value for c in res.report.checks}
+    assert status["dspark:spec-decode-counters"] == "fail"
+    assert "NOT active" in res.summary[1] and not res.report.ok
+
+
+def test_dspark_unreachable_is_a_failure_not_a_pass() -> None:
+    res = run(VerifyOptions(dspark_url="http://127.0.0.1:9", dspark_requests=1))
+    assert {c.name: c.status.value for c in res.report.checks}["dspark"] == "fail"
