@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,8 @@ def default_runner(argv: Sequence[str]) -> tuple[int, str]:
         done = proc.run(list(argv), capture=True, check=False, echo=False, timeout=60)
     except ConfigError:
         return 127, ""
+    except subprocess.TimeoutExpired:
+        return 124, f"{argv[0]} did not answer within 60 s"
     return done.returncode, (done.stdout or "") + (done.stderr or "")
 
 
