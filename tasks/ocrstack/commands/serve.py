@@ -42,7 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--set", action="append", default=[], metavar="VAR=VALUE", help="any profile placeholder")
     p.add_argument(
-        "--venv", type=Path, help="server environment (default: $VIRTUAL_ENV or the guide's env dir)"
+        "--venv",
+        type=Path,
+        help="server environment (default: ./vllm-ocr-env / ./tf-ocr-env, else $VIRTUAL_ENV)",
     )
     p.add_argument("--gpu", help="CUDA_VISIBLE_DEVICES value (default: the freest GPU via nvidia-smi)")
     p.add_argument(

@@ -46,8 +46,8 @@ class ServeOptions:
         profiles_file: profiles YAML (default: the packaged ``serve_profiles.yaml``).
         vars: placeholder overrides (``model``, ``draft_model``, ``port``, ``host``,
             ``served_model_name``, ``gguf``, ``mmproj``); None values are ignored.
-        venv: the server's environment directory (default: ``$VIRTUAL_ENV`` or the profile's
-            guide-3 directory, e.g. ``./vllm-ocr-env``).
+        venv: the server's environment directory (default: the profile's guide-3 directory,
+            e.g. ``./vllm-ocr-env``, when it exists, else ``$VIRTUAL_ENV``).
         gpu: value for CUDA_VISIBLE_DEVICES; None = the freest GPU (nvidia-smi).
         build: declared server build; None = detect from the environment.
         run_dir: where ``serve-<port>.{log,pid,json}`` go.
@@ -268,11 +268,12 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
     env_set: dict[str, str] = {}
     shown: dict[str, str] = {}
 
+    # --venv > the guide's directory (./vllm-ocr-env, ./tf-ocr-env) when present > $VIRTUAL_ENV
     venv = opts.venv
-    if venv is None and os.environ.get("VIRTUAL_ENV") and profile.venv_default:
-        venv = Path(os.environ["VIRTUAL_ENV"])
     if venv is None and profile.venv_default:
-        venv = Path(profile.venv_default)
+        guide_dir = Path(profile.venv_default)
+        active = os.environ.get("VIRTUAL_ENV")
+        venv = guide_dir if guide_dir.is_dir() or not active else Path(active)
     if venv is not None:
         venv = venv.absolute()
         if not venv.is_dir():
