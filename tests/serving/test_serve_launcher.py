@@ -174,3 +174,15 @@ def test_stale_pid_is_not_killed(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="no longer runs the recorded server"):
         launcher.stop(tmp_path, 9)
+
+
+def test_server_env_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "active"))
+    assert plan("dspark").venv == tmp_path / "active"  # no ./vllm-ocr-env here
+    (tmp_path / "vllm-ocr-env").mkdir()
+    assert plan("dspark").venv == tmp_path / "vllm-ocr-env"  # the guide's directory wins (guide 3.2)
+    assert plan("dspark", venv=tmp_path / "mine").venv == tmp_path / "mine"
+    monkeypatch.delenv("VIRTUAL_ENV")
+    assert plan("tf").venv == tmp_path / "tf-ocr-env"  # absent: noted, not guessed elsewhere
+    assert any("tf-ocr-env does not exist" in n for n in plan("tf").notes)
