@@ -80,3 +80,9 @@ def test_reachable_github_passes() -> None:
 def test_reachable_uses_a_real_socket_with_timeout() -> None:
     # port 9 on localhost: nothing listens, connection refused immediately -> False, no process started
     assert offline.reachable("127.0.0.1", 9, 0.5) is False
+
+
+@pytest.mark.network
+def test_probe_says_yes_for_a_reachable_host() -> None:
+    """The network-marked tests have PyPI, so the same probe must succeed there (it is not always False)."""
+    assert offline.reachable("pypi.org", 443, 5.0) is True
