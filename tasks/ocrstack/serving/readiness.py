@@ -245,11 +245,12 @@ def wait_ready(
             rc = -1
         if rc is not None:
             watcher.poll()
-            how = (
-                f"killed by {signal.Signals(-rc).name}"
-                if rc < 0 and rc != -1 and -rc in signal.valid_signals()
-                else f"exit status {rc}"
-            )
+            if process is None:
+                how = f"pid {pid} is gone"
+            elif rc < 0 and -rc in signal.valid_signals():
+                how = f"killed by {signal.Signals(-rc).name}"
+            else:
+                how = f"exit status {rc}"
             where = f" during {watcher.phase}" if watcher.phase else ""
             last = f"; last log line: {watcher.last_line}" if watcher.last_line else ""
             return outcome(

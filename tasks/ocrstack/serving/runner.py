@@ -93,17 +93,23 @@ def serve(
         if not opts.wait:
             result.attempts.append(Attempt(extra, popen.pid, None))
             return result
-        out = wait_ready(
-            lp.url,
-            lp.served_model,
-            timeout=opts.timeout,
-            log=lp.log_file,
-            log_offset=offset,
-            process=popen,
-            pset=lp.pset,
-            probe=probe,
-            interval=interval,
-        )
+        try:
+            out = wait_ready(
+                lp.url,
+                lp.served_model,
+                timeout=opts.timeout,
+                log=lp.log_file,
+                log_offset=offset,
+                process=popen,
+                pset=lp.pset,
+                probe=probe,
+                interval=interval,
+            )
+        except KeyboardInterrupt:  # never leave a half-started server behind
+            say(launcher.stop_pid(popen.pid, grace=10.0))
+            for f in (lp.pid_file, lp.state_file):
+                f.unlink(missing_ok=True)
+            raise
         result.attempts.append(Attempt(extra, popen.pid, out))
         if out.ready:
             say(f"ready at {lp.url} after {time.monotonic() - t0:.1f} s (model name '{lp.served_model}')")
