@@ -77,3 +77,25 @@ def test_provider_order_is_kept_and_recovered_blocks_are_inserted_by_position():
     extra = _block((860, 520, 1490, 560), label="recovered")  # below the right block
     out = order_blocks([left, right, extra], provider_order=True)
     assert out == [right, extra, left]
+
+
+def test_table_lines_read_row_by_row():
+    from ocrstack.reading_order import order_table_lines
+
+    # 16 rows x 2 cells, like the Chinese Debian reference table
+    boxes = [
+        b
+        for k in range(16)
+        for b in ((100, 100 + 40 * k, 300, 130 + 40 * k), (500, 100 + 40 * k, 900, 130 + 40 * k))
+    ]
+    assert order_table_lines(boxes, min_gap_x=60) == list(range(32))
+
+
+def test_table_block_that_is_three_long_text_columns_is_read_column_by_column():
+    from ocrstack.reading_order import order_table_lines
+
+    # rapid-layout calls the whole three-column pari refcard one table (~100 lines per column)
+    cols = [_column(x, x + 680, 70, 45, h=27, gap=5) for x in (40, 810, 1580)]
+    boxes = sorted([b for c in cols for b in c], key=lambda b: (b[1], b[0]))
+    order = order_table_lines(boxes, min_gap_x=54)
+    assert [boxes[i] for i in order] == cols[0] + cols[1] + cols[2]

