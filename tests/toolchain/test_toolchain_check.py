@@ -94,3 +94,10 @@ def test_torch_cuda_major_must_match_nvcc(tmp_path: Path) -> None:
     assert tc._torch_check(cu130, 13).status is Status.PASS
     cpu = fake_tool(tmp_path / "python-cpu", "2.14.0+cpu cpu")
     assert tc._torch_check(cpu, 13).status is Status.FAIL
+
+
+def test_ccbin_not_passed_twice_under_conda() -> None:
+    assert tc.ccbin_args("g++-13", {}) == ["-ccbin", "g++-13"]
+    conda = {"NVCC_PREPEND_FLAGS": " -ccbin=/env/bin/x86_64-conda-linux-gnu-c++"}
+    assert tc.ccbin_args("g++-13", conda) == []
+    assert tc.ccbin_args("g++-13", {"NVCC_APPEND_FLAGS": "--compiler-bindir /x"}) == []

@@ -234,6 +234,17 @@ def _host_compiler_check(cxx: str, home: Path | None, nvcc_major: int) -> Check:
     )
 
 
+def ccbin_args(cxx: str, env: dict[str, str] | None = None) -> list[str]:
+    """``["-ccbin", cxx]`` unless the environment already passes one to nvcc.
+
+    conda-forge's nvcc activation puts ``-ccbin=$CXX`` into ``NVCC_PREPEND_FLAGS``; a second
+    ``-ccbin`` makes nvcc stop with "redefinition of argument 'compiler-bindir'".
+    """
+    env = os.environ if env is None else env
+    flags = f"{env.get('NVCC_PREPEND_FLAGS', '')} {env.get('NVCC_APPEND_FLAGS', '')}"
+    return [] if re.search(r"(^|\s)(-ccbin|--compiler-bindir)\b", flags) else ["-ccbin", cxx]
+
+
 def _fp16_check(nvcc: str, cxx: str) -> Check:
     with tempfile.TemporaryDirectory(prefix="ocrstack-fp16-") as tmp:
         src = Path(tmp) / "probe.cu"
@@ -243,7 +254,7 @@ def _fp16_check(nvcc: str, cxx: str) -> Check:
         )
         try:
             done = proc.run(
-                [nvcc, "-ccbin", cxx, "-c", str(src), "-o", str(Path(tmp) / "probe.o")],
+                [nvcc, *ccbin_args(cxx), "-c", str(src), "-o", str(Path(tmp) / "probe.o")],
                 capture=True,
                 check=False,
                 echo=False,
