@@ -186,3 +186,17 @@ def test_server_env_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("VIRTUAL_ENV")
     assert plan("tf").venv == tmp_path / "tf-ocr-env"  # absent: noted, not guessed elsewhere
     assert any("tf-ocr-env does not exist" in n for n in plan("tf").notes)
+
+
+def test_conda_cuda_home_is_kept_when_the_pip_toolchain_is_absent(tmp_path: Path, monkeypatch) -> None:
+    conda = tmp_path / "pixi-env"
+    venv = fake_venv(conda, "vllm", "0.11.1+g5c2b92a5dc")
+    cuda = conda / "targets" / "x86_64-linux"
+    (cuda / "bin").mkdir(parents=True)
+    (cuda / "bin" / "nvcc").write_text("")
+    monkeypatch.setenv("CUDA_HOME", str(cuda))
+    lp = plan("dspark", venv=venv)
+    assert lp.env["CUDA_HOME"] == str(cuda) and "CUDA_HOME" not in lp.env_set
+    assert lp.env["PATH"].split(":")[:2] == [str(venv / "bin"), str(cuda / "bin")]
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "nowhere"))  # stale value: the guide's path wins
+    assert plan("dspark", venv=venv).env_set["CUDA_HOME"].endswith("nvidia/cu13")

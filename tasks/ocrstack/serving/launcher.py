@@ -47,7 +47,8 @@ class ServeOptions:
         vars: placeholder overrides (``model``, ``draft_model``, ``port``, ``host``,
             ``served_model_name``, ``gguf``, ``mmproj``); None values are ignored.
         venv: the server's environment directory (default: the profile's guide-3 directory,
-            e.g. ``./vllm-ocr-env``, when it exists, else ``$VIRTUAL_ENV``).
+            e.g. ``./vllm-ocr-env``, when it exists, else ``$VIRTUAL_ENV`` or ``$CONDA_PREFIX``,
+            the active pixi environment).
         gpu: value for CUDA_VISIBLE_DEVICES; None = the freest GPU (nvidia-smi).
         build: declared server build; None = detect from the environment.
         run_dir: where ``serve-<port>.{log,pid,json}`` go.
@@ -272,7 +273,7 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
     venv = opts.venv
     if venv is None and profile.venv_default:
         guide_dir = Path(profile.venv_default)
-        active = os.environ.get("VIRTUAL_ENV")
+        active = os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX")  # venv or pixi env
         venv = guide_dir if guide_dir.is_dir() or not active else Path(active)
     if venv is not None:
         venv = venv.absolute()
@@ -282,10 +283,16 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
         env_set["VIRTUAL_ENV"] = str(venv)
         if profile.cuda_env:  # guide 4: otherwise "Could not find nvcc" on first start
             cu = cuda_home(venv)
-            env_set["CUDA_HOME"] = str(cu)
+            kept = env.get("CUDA_HOME")
+            if not cu.is_dir() and kept and Path(kept, "bin", "nvcc").is_file():
+                # a conda/pixi toolchain (pixi.toml cuda-toolchain activation) already set it
+                notes.append(f"{cu} not found; keeping CUDA_HOME={kept} from the environment")
+                cu = Path(kept)
+            else:
+                env_set["CUDA_HOME"] = str(cu)
+                if not cu.is_dir():
+                    notes.append(f"CUDA_HOME {cu} does not exist (install the pip CUDA toolchain, guide 3.2)")
             path.append(str(cu / "bin"))
-            if not cu.is_dir():
-                notes.append(f"CUDA_HOME {cu} does not exist (install the pip CUDA toolchain, guide 3.2)")
         env_set["PATH"] = os.pathsep.join(path + [env.get("PATH", "")])
         shown["PATH"] = os.pathsep.join(path + ["$PATH"])
 
