@@ -69,7 +69,7 @@ def test_nothing_given_reports_everything_not_run(tmp_path: Path) -> None:
     res = run(VerifyOptions())
     assert {c.status.value for c in res.report.checks} == {"not-run"}
     assert res.report.ok
-    assert any("Agreement is not claimed" in s for s in res.summary)
+    assert any("agreement is not claimed" in s.lower() for s in res.summary)
     path_json, path_txt = write_reports(res, tmp_path)
     assert "NOT RUN" in path_txt.read_text()
 

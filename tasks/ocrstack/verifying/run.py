@@ -266,7 +266,8 @@ def summarize(report: Report) -> list[str]:
     cmp_checks = [c for c in by if c.name.startswith("two-backend[")]
     if not cmp_checks:
         why = next((c.detail for c in by if c.name == "two-backend"), "the comparison did not run")
-        lines.append(f"Two-backend verbatim check NOT RUN: {why}. Agreement is not claimed.")
+        tail = "" if "not claimed" in why else " Agreement is not claimed."
+        lines.append(f"Two-backend verbatim check NOT RUN: {why.rstrip('.')}.{tail}")
     elif any(c.status is Status.FAIL for c in cmp_checks):
         lines.append("Two-backend verbatim check FAILED: the backends do not agree.")
     elif all(
