@@ -11,6 +11,10 @@ from ocrstack import cli, versions
 from ocrstack.errors import ConfigError
 from ocrstack.serving import launcher
 
+FORK = str(versions.pin("vllm.fork-commit"))  # setuptools-scm puts the commit in the local version
+TF_OK = str(versions.pin("cpu-test.transformers"))  # a release with minicpm_ocr
+# "0.9.0" / "4.57.1" below are deliberately unsupported versions, not pins
+
 
 def fake_venv(root: Path, dist: str | None = None, version: str | None = None, py: str = "3.13") -> Path:
     """A venv-shaped directory with one installed distribution's metadata (no real packages)."""
@@ -53,7 +57,7 @@ def test_freest_gpu_from_recorded_nvidia_smi() -> None:
 
 
 def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
-    venv = fake_venv(tmp_path / "vllm-ocr-env", "vllm", "0.11.1.dev42+g5c2b92a5d.cu130")
+    venv = fake_venv(tmp_path / "vllm-ocr-env", "vllm", f"0.11.1.dev42+g{FORK[:9]}.cu130")
     lp = plan("dspark", venv=venv, gpu_query=smi("busy_4090.gpus.csv"))
     cu = venv / "lib" / "python3.13" / "site-packages" / "nvidia" / f"cu{versions.pin('torch.cuda_major')}"
     assert lp.env["CUDA_HOME"] == str(cu)  # guide 4: otherwise "Could not find nvcc"
@@ -89,7 +93,7 @@ def test_unknown_vllm_and_missing_env_are_refused(tmp_path: Path) -> None:
 
 
 def test_transformers_build_detection(tmp_path: Path) -> None:
-    ok = plan("tf", venv=fake_venv(tmp_path / "ok", "transformers", "5.23.0", py="3.11"))
+    ok = plan("tf", venv=fake_venv(tmp_path / "ok", "transformers", TF_OK, py="3.11"))
     assert ok.build == "transformers"
     fork = plan(
         "tf",
@@ -101,7 +105,7 @@ def test_transformers_build_detection(tmp_path: Path) -> None:
 
 
 def test_no_gpu_blocks_vllm_but_not_tf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    venv = fake_venv(tmp_path / "v", "vllm", "0.11.1+g5c2b92a5dc")
+    venv = fake_venv(tmp_path / "v", "vllm", f"0.11.1+g{FORK}")
     models = tmp_path / "models"
     (models / "main").mkdir(parents=True)
     (models / "draft").mkdir()
@@ -111,14 +115,12 @@ def test_no_gpu_blocks_vllm_but_not_tf(tmp_path: Path, monkeypatch: pytest.Monke
     assert "CUDA_VISIBLE_DEVICES" not in lp.env_set
     with pytest.raises(ConfigError, match="needs an NVIDIA GPU: no NVIDIA GPU found"):
         launcher.preflight(lp)
-    tf = plan("tf", venv=fake_venv(tmp_path / "t", "transformers", "5.23.0"), vars={"model": models / "main"})
+    tf = plan("tf", venv=fake_venv(tmp_path / "t", "transformers", TF_OK), vars={"model": models / "main"})
     assert any("runs on the CPU" in n for n in tf.notes)
 
 
 def test_missing_model_dir_is_reported(tmp_path: Path) -> None:
-    lp = plan(
-        "tf", venv=fake_venv(tmp_path / "t", "transformers", "5.23.0"), vars={"model": tmp_path / "nope"}
-    )
+    lp = plan("tf", venv=fake_venv(tmp_path / "t", "transformers", TF_OK), vars={"model": tmp_path / "nope"})
     with pytest.raises(ConfigError, match="model not found"):
         launcher.preflight(lp)
 
@@ -132,7 +134,7 @@ def test_port_in_use_is_reported_before_launch(tmp_path: Path) -> None:
         (tmp_path / "m").mkdir()
         lp = plan(
             "tf",
-            venv=fake_venv(tmp_path / "t", "transformers", "5.23.0"),
+            venv=fake_venv(tmp_path / "t", "transformers", TF_OK),
             vars={"model": tmp_path / "m", "port": port},
             run_dir=tmp_path / "run",
         )
@@ -190,7 +192,7 @@ def test_server_env_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_conda_cuda_home_is_kept_when_the_pip_toolchain_is_absent(tmp_path: Path, monkeypatch) -> None:
     conda = tmp_path / "pixi-env"
-    venv = fake_venv(conda, "vllm", "0.11.1+g5c2b92a5dc")
+    venv = fake_venv(conda, "vllm", f"0.11.1+g{FORK}")
     cuda = conda / "targets" / "x86_64-linux"
     (cuda / "bin").mkdir(parents=True)
     (cuda / "bin" / "nvcc").write_text("")
