@@ -492,3 +492,11 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {r["id"] for r in listed} == {r.id for r in load_rules()}
+
+
+def test_generic_rule_yields_to_the_specific_one_on_the_same_line() -> None:
+    line = CASES["too-many-images"][0]
+    assert "Error code: 400" in line
+    assert _ids(diagnose(line)) == ["too-many-images"]
+    # on its own line the generic 400 rule still reports
+    assert _ids(diagnose('INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request')) == ["image-request-400"]

@@ -60,7 +60,8 @@ def diagnose(
         stages: only rules of these stages (default: all).
     Returns:
         ``[Finding, ...]``; empty when nothing matched. A rule with ``unless_after``
-        is dropped when that regex matches a line after its last hit.
+        is dropped when that regex matches a line after its last hit; a ``generic`` rule
+        does not report lines that a specific rule already explains.
     """
     rule_list = [r for r in (load_rules() if rules is None else rules) if r.pattern is not None]
     if stages is not None:
@@ -71,12 +72,13 @@ def diagnose(
     last: dict[str, int] = {}
     count: dict[str, int] = {}
     for idx, line in enumerate(lines):
-        for rule in rule_list:
-            assert rule.pattern is not None
-            if rule.pattern.search(line):
-                first.setdefault(rule.id, idx)
-                last[rule.id] = idx
-                count[rule.id] = count.get(rule.id, 0) + 1
+        hits = [r for r in rule_list if r.pattern is not None and r.pattern.search(line)]
+        if any(not r.generic for r in hits):
+            hits = [r for r in hits if not r.generic]  # the specific rule explains this line
+        for rule in hits:
+            first.setdefault(rule.id, idx)
+            last[rule.id] = idx
+            count[rule.id] = count.get(rule.id, 0) + 1
     findings: list[Finding] = []
     by_id = {r.id: r for r in rule_list}
     for rid, idx in first.items():

@@ -43,6 +43,8 @@ class Rule:
         cause, fix: one or two sentences each, pins substituted.
         source: "guide N" and/or public report URLs the message text comes from.
         guide_row: verbatim first cell of the guide 8 table row, or None.
+        generic: a broad rule (e.g. any HTTP 400); its hit on a line is dropped when a
+            non-generic rule matched the same line.
     """
 
     id: str
@@ -53,6 +55,7 @@ class Rule:
     source: str
     guide_row: str | None = None
     unless_after: re.Pattern[str] | None = None
+    generic: bool = False
 
 
 def default_rules_file() -> Path:
@@ -137,6 +140,7 @@ def parse_rules(
                 source=str(item["source"]).strip(),
                 guide_row=item.get("guide_row"),
                 unless_after=_compile(rid, "unless_after", item.get("unless_after"), versions_file),
+                generic=bool(item.get("generic", False)),
             )
         )
     return out
