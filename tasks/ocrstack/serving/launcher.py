@@ -234,7 +234,8 @@ def detect_build(
             ok = False
         if ok:
             return "transformers", f"transformers {ver} {where}"
-        return None, f"transformers {ver} {where} has no minicpm_ocr (need {fork} or >= 5.21)"
+        need = f"{fork} or {versions.pin('upstream.transformers')}"
+        return None, f"transformers {ver} {where} has no minicpm_ocr (need {need})"
     if engine == "llama.cpp":
         exe = proc.which(profile.program[0], env)
         return ("llama.cpp", exe) if exe else (None, f"{profile.program[0]} not on PATH")
@@ -261,7 +262,7 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
     try:
         port = int(values["port"])
     except ValueError as exc:
-        raise UsageError(f"--port must be an integer, got {values['port']!r}", "e.g. --port 18499") from exc
+        raise UsageError(f"--port must be an integer, got {values['port']!r}", "e.g. --port 8000") from exc
     # vLLM's api_server binds all interfaces when no --host is given (guide 4.1/4.2 pass none).
     host = values.get("host", "0.0.0.0")
     notes: list[str] = []
