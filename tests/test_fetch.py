@@ -456,7 +456,8 @@ def test_modelscope_missing_is_a_config_error(tmp_path: Path) -> None:
         import modelscope  # noqa: F401
     except ImportError:
         with pytest.raises(ConfigError, match="pip install modelscope"):
-            fetch_models(ModelFetchOptions(dest=tmp_path, source="modelscope"))
+            fetch_models(ModelFetchOptions(dest=tmp_path, source="modelscope",
+                                           repo_overrides=(("MiniCPM-OCR-1.0", "OpenBMB/x"), ("MiniCPM-OCR-1.0-DSpark", "OpenBMB/y"))))
     else:
         pytest.skip("modelscope is installed here; the missing-module path cannot be exercised")
 
@@ -480,3 +481,11 @@ def test_cli_check_fails_on_bad_draft(tmp_path: Path, capsys) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False
     assert (tmp_path / "MiniCPM-OCR-1.0-DSpark" / BAD_MARKER).is_file()
+
+
+def test_modelscope_needs_explicit_repo_ids(tmp_path: Path) -> None:
+    """guide 3.4 gives the ModelScope id only as <MS_REPO_ID>: ocrstack asks instead of guessing."""
+    from ocrstack.errors import UsageError
+
+    with pytest.raises(UsageError, match="MS_REPO_ID"):
+        fetch_models(ModelFetchOptions(dest=tmp_path, source="modelscope"))

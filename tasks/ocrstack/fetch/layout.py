@@ -8,6 +8,9 @@ moves the directory into place; prints the ``OCR_LAYOUT_MODEL_DIR`` export.
 from __future__ import annotations
 
 import shutil
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +37,25 @@ class LayoutFetchOptions:
     url: str | None = None
     keep_tar: bool = False
     retries: int = 5
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int | None], None]]:
+    """A tqdm byte counter on stderr (silent when stderr is not a terminal)."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, unit="B", unit_scale=True, desc=label, disable=not sys.stderr.isatty())
+
+    def update(done: int, total: int | None) -> None:
+        if total is not None and bar.total != total:
+            bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        bar.close()
 
 
 def export_line(directory: Path) -> str:
@@ -69,7 +91,8 @@ def fetch_layout(opts: LayoutFetchOptions, *, backoff: float = 1.0) -> tuple[Pat
     url = opts.url or spec.url
     tar = opts.dest / url.rsplit("/", 1)[-1]
     if not tar.is_file():
-        http.download(url, tar, retries=opts.retries, backoff=backoff)
+        with _progress(tar.name) as cb:
+            http.download(url, tar, retries=opts.retries, backoff=backoff, progress=cb)
     stage = archive.extract(tar, opts.dest)
     try:
         root = archive.content_root(stage, spec.required)

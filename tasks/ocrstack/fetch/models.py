@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ocrstack.errors import UsageError
 from ocrstack.fetch import catalog, hub
 from ocrstack.fetch.verify import PROVENANCE, bad_reason, verify_models, write_json_atomic
 from ocrstack.results import Report
@@ -43,6 +44,14 @@ def fetch_models(opts: ModelFetchOptions) -> Report:
     """
     specs = [catalog.model(n) for n in opts.names]
     overrides = dict(opts.repo_overrides)
+    if opts.source == "modelscope" and not opts.check_only:
+        missing = [s.name for s in specs if s.name not in overrides]
+        if missing:
+            # guide 3.4 writes the ModelScope id as a placeholder (<MS_REPO_ID>): ask, do not guess
+            raise UsageError(
+                f"no ModelScope repo id for {', '.join(missing)} (guide 3.4 gives only <MS_REPO_ID>)",
+                "pass --repo NAME=MODELSCOPE_ID for each model",
+            )
     for spec in specs:
         target = opts.dest / spec.name
         if opts.check_only:
