@@ -113,3 +113,37 @@ def test_dead_pid_ends_the_wait(tmp_path: Path) -> None:
         "http://x", "m", timeout=30, pid=2**22 + 12345, probe=never_ready, interval=0.01, pset=PSET
     )
     assert out.reason == "died" and out.seconds < 5
+
+
+@pytest.mark.parametrize(
+    ("lines", "phase"),
+    [
+        (
+            ["2025-02-27 12:24:22,992 - INFO - flashinfer.jit: Loading JIT ops: batch_mla_attention"],
+            "FlashInfer JIT compilation",
+        ),
+        (
+            [
+                "2025-02-27 12:24:22,992 - INFO - flashinfer.jit: Loading JIT ops: norm",
+                "2025-02-27 12:24:42,108 - INFO - flashinfer.jit: Finished loading JIT ops: norm",
+            ],
+            None,
+        ),
+        (["INFO [backends.py:541] Dynamo bytecode transform time: 4.13 s"], "torch.compile"),
+        (
+            [
+                "INFO [backends.py:541] Dynamo bytecode transform time: 4.13 s",
+                "INFO [backends.py:215] Compiling a graph for dynamic shape takes 18.63 s",
+                "INFO [monitor.py:34] torch.compile takes 22.76 s in total",
+            ],
+            None,
+        ),
+        (["INFO [default_loader.py:262] Loading weights took 2.58 seconds"], None),
+    ],
+)
+def test_phases_from_real_log_lines(tmp_path: Path, lines: list[str], phase: str | None) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text("\n".join(lines) + "\n")
+    w = LogWatcher(log, PSET.phases)
+    w.poll()
+    assert w.phase == phase

@@ -144,11 +144,10 @@ class LogWatcher:
             if line.strip():
                 self.last_line = line.strip()[-200:]
             for ph in self.phases:
-                if ph.start.search(line):
-                    if self.phase != ph.name:
-                        self.phase, self.phase_since = ph.name, time.monotonic()
-                elif self.phase == ph.name and ph.end.search(line):
+                if self.phase == ph.name and ph.end.search(line):
                     self.phase = None
+                elif self.phase != ph.name and ph.start.search(line):
+                    self.phase, self.phase_since = ph.name, time.monotonic()
         return lines
 
     def findings(self, fatal_only: bool = True) -> list[Any]:
