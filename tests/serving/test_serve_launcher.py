@@ -186,7 +186,14 @@ def test_server_env_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert plan("dspark").venv == tmp_path / "vllm-ocr-env"  # the guide's directory wins (guide 3.2)
     assert plan("dspark", venv=tmp_path / "mine").venv == tmp_path / "mine"
     monkeypatch.delenv("VIRTUAL_ENV")
-    assert plan("tf").venv == tmp_path / "tf-ocr-env"  # absent: noted, not guessed elsewhere
+    monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "pixi"))
+    assert plan("tf").venv == tmp_path / "pixi"  # `pixi run` environment
+    monkeypatch.delenv("CONDA_PREFIX")
+    monkeypatch.setattr(launcher.sys, "prefix", str(tmp_path / "self"))
+    monkeypatch.setattr(launcher.sys, "base_prefix", "/usr")
+    assert plan("tf").venv == tmp_path / "self"  # this interpreter's venv
+    monkeypatch.setattr(launcher.sys, "prefix", "/usr")
+    assert plan("tf").venv == tmp_path / "tf-ocr-env"  # nothing found: the guide's dir, noted
     assert any("tf-ocr-env does not exist" in n for n in plan("tf").notes)
 
 

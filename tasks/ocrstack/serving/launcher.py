@@ -46,9 +46,7 @@ class ServeOptions:
         profiles_file: profiles YAML (default: the packaged ``serve_profiles.yaml``).
         vars: placeholder overrides (``model``, ``draft_model``, ``port``, ``host``,
             ``served_model_name``, ``gguf``, ``mmproj``); None values are ignored.
-        venv: the server's environment directory (default: the profile's guide-3 directory,
-            e.g. ``./vllm-ocr-env``, when it exists, else ``$VIRTUAL_ENV`` or ``$CONDA_PREFIX``,
-            the active pixi environment).
+        venv: the server's environment directory (default: :func:`default_env`).
         gpu: value for CUDA_VISIBLE_DEVICES; None = the freest GPU (nvidia-smi).
         build: declared server build; None = detect from the environment.
         run_dir: where ``serve-<port>.{log,pid,json}`` go.
@@ -245,6 +243,28 @@ def detect_build(
 # --------------------------------------------------------------------------- plan
 
 
+def default_env(profile: Profile) -> Path | None:
+    """The server environment when ``--venv`` is not given.
+
+    Order: the guide's directory (``./vllm-ocr-env``, ``./tf-ocr-env``; guide 3) when it
+    exists; else the active environment (``$VIRTUAL_ENV``, then ``$CONDA_PREFIX`` as set by
+    ``pixi run``); else this interpreter's venv (``sys.prefix`` when it is a venv, e.g.
+    ``/path/env/bin/ocrstack`` run without activation); else the guide's directory (absent:
+    the plan notes it). None for profiles without an environment (llama.cpp).
+    """
+    if not profile.venv_default:
+        return None
+    guide_dir = Path(profile.venv_default)
+    if guide_dir.is_dir():
+        return guide_dir
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        if os.environ.get(var):
+            return Path(os.environ[var])
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix)
+    return guide_dir
+
+
 def _loopback(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
@@ -270,12 +290,7 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
     env_set: dict[str, str] = {}
     shown: dict[str, str] = {}
 
-    # --venv > the guide's directory (./vllm-ocr-env, ./tf-ocr-env) when present > $VIRTUAL_ENV
-    venv = opts.venv
-    if venv is None and profile.venv_default:
-        guide_dir = Path(profile.venv_default)
-        active = os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX")  # venv or pixi env
-        venv = guide_dir if guide_dir.is_dir() or not active else Path(active)
+    venv = opts.venv if opts.venv is not None else default_env(profile)
     if venv is not None:
         venv = venv.absolute()
         if not venv.is_dir():
