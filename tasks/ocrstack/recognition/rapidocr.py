@@ -42,7 +42,6 @@ VERTICAL_RATIO = 1.5
 #: Minimum characters for a line to vote on page orientation (single glyphs are often tall).
 VOTE_MIN_CHARS = 3
 
-COLUMNS_IN_TABLES = False
 FALLBACK_WARNING = {
     Category.TABLE: "table read as plain OCR text: rapidocr recognises no table structure "
     "(use --recognizer openai with an OTSL-capable model for HTML tables)",
@@ -245,7 +244,7 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
             owners[best].append(ln)
     for i, b in enumerate(blocks):
         own = owners[i]
-        b.text = join_lines(own, columns=COLUMNS_IN_TABLES or b.category is not Category.TABLE)
+        b.text = join_lines(own, columns=b.category is not Category.TABLE)
         if own and b.category is not Category.FIGURE:
             b.bbox = union([b.bbox, *(ln.bbox for ln in own)])
         if own and not structured and b.category in FALLBACK_WARNING:
