@@ -210,3 +210,27 @@ def test_conda_cuda_home_is_kept_when_the_pip_toolchain_is_absent(tmp_path: Path
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "nowhere"))  # stale value: the guide's path wins
     cu_dir = f"nvidia/cu{versions.pin('torch.cuda_major')}"
     assert plan("dspark", venv=venv).env_set["CUDA_HOME"].endswith(cu_dir)
+
+
+def test_cli_serve_refuses_upstream_build_before_launch(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    venv = fake_venv(tmp_path / "env", "vllm", str(versions.pin("upstream.vllm")))
+    (tmp_path / "m").mkdir()
+    rc = cli.main(
+        [
+            "serve",
+            "--profile",
+            "standard",
+            "--venv",
+            str(venv),
+            "--model",
+            str(tmp_path / "m"),
+            "--run-dir",
+            str(tmp_path / "run"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc == ConfigError.exit_code
+    assert "targets the feat-ocr build but the environment has upstream" in err
+    assert "--trust-request-mm-kwargs" in err
+    assert not (tmp_path / "run").exists()  # nothing was started
