@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.metadata as md
 import json
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -125,7 +126,7 @@ class LaunchPlan:
         lines.append(f"# build: {self.profile.build} required; found: {found} ({self.build_detail})")
         lines.append("# environment:")
         for k, v in proc.redact_env({**self.env_set, **self.env_shown}).items():
-            lines.append(f"{k}={v if k == 'PATH' else proc.shlex.quote(v)}")
+            lines.append(f"{k}={v if k == 'PATH' else shlex.quote(v)}")
         lines.append("# command:")
         lines.append(proc.quote(self.argv))
         lines.append(f"# url: {self.url}  served model name: {self.served_model}")
