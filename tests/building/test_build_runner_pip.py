@@ -35,14 +35,14 @@ def test_pip_toolchain_steps_run_and_resume(tmp_path: Path, monkeypatch: pytest.
         patches_dir=tmp_path / "none",
         log_dir=tmp_path / "logs",
     )
+    # keep the system CUDA (/usr/local/cuda, /usr/local/bin wrappers) out of the steps' way
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
     toolchain = stage.resolve_toolchain(opts)
     assert toolchain.kind == "pip"
     full = bp.vllm_plan(opts, toolchain, 2)
     wanted = ("pip-cuda-wheels", "fix-pip-cuda", "toolchain-check")
     part = bp.Plan("pip toolchain part", full.python, tuple(full.step(n) for n in wanted))
-    # keep the system CUDA (/usr/local/cuda, /usr/local/bin wrappers) out of the steps' way
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]))
-    monkeypatch.delenv("CUDA_HOME", raising=False)
 
     first = runner.run_plan(part, opts.log_dir, out=io.StringIO())
     assert [o.status for o in first] == ["ran", "ran", "ran"]

@@ -47,6 +47,11 @@ def test_conda_prefix_gives_targets_dir_and_conda_compilers(tmp_path: Path) -> N
     )
 
 
+def test_exported_cuda_home_is_honoured(tmp_path: Path) -> None:
+    tc = stage.resolve_toolchain(opts(tmp_path), env={"PATH": "", "CUDA_HOME": "/usr/local/cuda-13.0"})
+    assert (tc.kind, tc.cuda_home) == ("env", "/usr/local/cuda-13.0")
+
+
 def test_gcc13_preferred_when_on_path(tmp_path: Path) -> None:
     bin_ = tmp_path / "bin"
     bin_.mkdir()

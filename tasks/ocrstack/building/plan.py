@@ -165,7 +165,8 @@ class Plan:
 class Toolchain:
     """Resolved build toolchain (probed by the caller; plain data here).
 
-    ``kind`` is ``conda``, ``pip``, ``given`` or ``missing``; ``cuda_home`` None when missing.
+    ``kind`` is ``given`` (--cuda-home), ``conda``, ``env`` ($CUDA_HOME), ``pip`` or ``missing``;
+    ``cuda_home`` is None when missing. Only ``pip`` adds the wheel install and fix-up steps.
     """
 
     kind: str

@@ -1,8 +1,9 @@
 """The ``ocrstack build`` stage: probe the host, build the plan, preflight, run (or print with --dry-run).
 
 Probing (read-only): host memory and cores (MAX_JOBS), ccache, the CUDA toolkit
-(``--cuda-home`` > conda-forge ``$CONDA_PREFIX/targets/x86_64-linux`` > the pip wheels of
-``--python``), host compilers (``--cc/--cxx`` > ``$CC/$CXX`` > ``gcc-13``/``g++-13`` > ``gcc``/``g++``).
+(``--cuda-home`` > conda-forge ``$CONDA_PREFIX/targets/x86_64-linux`` > ``$CUDA_HOME`` > the pip
+wheels of ``--python``, installed and fixed up by the plan), host compilers
+(``--cc/--cxx`` > ``$CC/$CXX`` > ``gcc-13``/``g++-13`` > ``gcc``/``g++``).
 Preflight (real runs only): pinned commits, ``--deps`` directories or the GitHub probe.
 """
 
@@ -48,6 +49,8 @@ def resolve_toolchain(opts: BuildOptions, env: Mapping[str, str] | None = None) 
     conda = locate.conda_cuda_home(env)
     if conda is not None:
         return plan.Toolchain("conda", str(conda), cc, cxx, host)
+    if env.get("CUDA_HOME"):
+        return plan.Toolchain("env", env["CUDA_HOME"], cc, cxx, host)
     done = proc.run([str(opts.python), "-c", _PURELIB], capture=True, check=False, echo=False)
     if done.returncode == 0 and done.stdout.strip():
         cu = Path(done.stdout.strip()) / "nvidia" / f"cu{locate.cuda_major()}"
