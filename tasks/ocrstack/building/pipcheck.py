@@ -13,9 +13,14 @@ import re
 import sys
 from collections.abc import Iterable
 
-from packaging.utils import canonicalize_name
-
 from ocrstack import proc
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalised name (as ``packaging.utils.canonicalize_name``; stdlib only so the
+    target environment needs nothing but pip)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
 
 _CONFLICT = re.compile(r"^(?P<who>\S+) \S+ (?:has requirement|requires) (?P<req>[A-Za-z0-9._-]+)")
 
