@@ -33,6 +33,8 @@ def pinned(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> list[
         str(tmp_path / "tf"),
         "--cuda-home",
         str(tmp_path / "cuda"),
+        "--python",  # a safety net: should preflight ever pass here, no step can touch a real env
+        str(tmp_path / "no-such-python"),
         "--log-dir",
         str(tmp_path / "logs"),
         "--patches-dir",

@@ -12,6 +12,7 @@ from ocrstack.building.options import BuildOptions, PrebuiltOptions
 from ocrstack.building.runner import condition_holds
 from ocrstack.building.sources import Patch
 from ocrstack.cli import main
+from ocrstack.errors import UsageError
 
 PIP = bp.Toolchain("pip", "/env/lib/python3.13/site-packages/nvidia/cu13", "gcc-13", "g++-13", "g++-13")
 CONDA = bp.Toolchain("conda", "/pixi/envs/vllm-build/targets/x86_64-linux", "cc", "c++", "c++")
@@ -243,3 +244,36 @@ def test_dry_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_bad_max_jobs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["build", "vllm", "--src", "v", "--transformers-src", "t", "--max-jobs", "0", "--dry-run"])
     assert rc == 2 and "--max-jobs" in capsys.readouterr().err
+
+
+def test_slices_for_cached_pixi_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = bp.vllm_plan(opts(tmp_path), CONDA, 4)
+    assert p.slice(None, "compile-vllm").names()[-1] == "compile-vllm"
+    assert p.slice("transformers-fork").names() == [
+        "transformers-fork",
+        "versions-check",
+        "import-vllm",
+        "extension-file",
+    ]
+    assert p.slice().names() == p.names()
+    with pytest.raises(UsageError, match="transformers-fork"):
+        p.slice("no-such-step")
+    with pytest.raises(UsageError):
+        p.slice("transformers-fork", "torch")
+    rc = main(
+        [
+            "build",
+            "vllm",
+            "--src",
+            str(tmp_path / "v"),
+            "--transformers-src",
+            str(tmp_path / "t"),
+            "--cuda-home",
+            str(tmp_path),
+            "--from",
+            "transformers-fork",
+            "--dry-run",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "  1. transformers-fork:" in out and "compile-vllm" not in out

@@ -34,6 +34,7 @@ class BuildOptions:
         patches_dir: ``patches/`` with ``vllm/*.patch`` and ``transformers/*.patch``.
         network_check: probe GitHub when ``deps`` is not given (short TCP connect).
         network_timeout: seconds for that probe.
+        from_step / to_step: run only this slice of the plan (step names as in ``--dry-run``).
         dry_run: print the plan, run nothing.
     """
 
@@ -51,6 +52,8 @@ class BuildOptions:
     patches_dir: Path = field(default_factory=default_patches_dir)
     network_check: bool = True
     network_timeout: float = 3.0
+    from_step: str | None = None
+    to_step: str | None = None
     dry_run: bool = False
 
 

@@ -123,6 +123,27 @@ class Plan:
         """Step names in order."""
         return [s.name for s in self.steps]
 
+    def slice(self, first: str | None = None, last: str | None = None) -> Plan:
+        """The sub-plan from step ``first`` to step ``last`` inclusive (None = from the start / to the end).
+
+        Lets pixi split the build into cached tasks (compile, then the fork install).
+
+        Raises:
+            UsageError: an unknown step name (the message lists the valid ones), or ``first`` after ``last``.
+        """
+        from ocrstack.errors import UsageError
+
+        names = self.names()
+        for n in (first, last):
+            if n is not None and n not in names:
+                raise UsageError(f"no step '{n}' in this plan", f"use one of: {', '.join(names)}")
+        i = names.index(first) if first else 0
+        j = names.index(last) if last else len(names) - 1
+        if i > j:
+            raise UsageError(f"--from {first} comes after --to {last}", "swap them")
+        title = self.title + (f" [steps {names[i]} .. {names[j]}]" if (i, j) != (0, len(names) - 1) else "")
+        return Plan(title, self.python, self.steps[i : j + 1], self.preflight, self.notes)
+
     def step(self, name: str) -> Step:
         """The step called ``name``.
 

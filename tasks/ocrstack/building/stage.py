@@ -66,7 +66,7 @@ def make_vllm_plan(opts: BuildOptions) -> plan.Plan:
     jobs, reason = resources.max_jobs(resources.probe(), override)
     if opts.max_jobs is None and env_jobs:
         reason = "from $MAX_JOBS"
-    return plan.vllm_plan(
+    full = plan.vllm_plan(
         opts,
         toolchain,
         jobs,
@@ -74,6 +74,7 @@ def make_vllm_plan(opts: BuildOptions) -> plan.Plan:
         ccache=resources.find_ccache(),
         patches=sources.list_patches(opts.patches_dir),
     )
+    return full.slice(opts.from_step, opts.to_step)
 
 
 def preflight(opts: BuildOptions, p: plan.Plan) -> None:
@@ -89,9 +90,10 @@ def preflight(opts: BuildOptions, p: plan.Plan) -> None:
     if not report.ok:
         bad = next(c for c in report.checks if c.status.value == "fail")
         raise CheckFailed(f"{bad.name}: {bad.detail}", bad.fix)
-    if opts.deps is not None:
+    compiles = "compile-vllm" in p.names()  # the only step that fetches dependencies
+    if compiles and opts.deps is not None:
         offline.require_deps(opts.deps)
-    elif opts.network_check:
+    elif compiles and opts.network_check:
         offline.preflight_network(opts.network_timeout)
     if "NO CUDA TOOLKIT" in " ".join(p.preflight):
         raise ConfigError(

@@ -60,6 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=BuildOptions.network_timeout,
         help="seconds for the GitHub probe",
     )
+    v.add_argument(
+        "--from",
+        dest="from_step",
+        default=None,
+        metavar="STEP",
+        help="start at this step (names as in --dry-run), e.g. transformers-fork",
+    )
+    v.add_argument(
+        "--to", dest="to_step", default=None, metavar="STEP", help="stop after this step, e.g. compile-vllm"
+    )
     v.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
     v.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
     v.set_defaults(handler=_vllm)
@@ -94,6 +104,8 @@ def _vllm(args: argparse.Namespace) -> int:
         patches_dir=args.patches_dir or default_patches_dir(),
         network_check=not args.no_network_check,
         network_timeout=args.network_timeout,
+        from_step=args.from_step,
+        to_step=args.to_step,
         dry_run=args.dry_run,
     )
     return stage.build_vllm(opts, as_json=args.json)
