@@ -98,3 +98,11 @@ def test_standard_server_is_not_dspark(openai_server) -> None:
 def test_dspark_unreachable_is_a_failure_not_a_pass() -> None:
     res = run(VerifyOptions(dspark_url="http://127.0.0.1:9", dspark_requests=1))
     assert {c.name: c.status.value for c in res.report.checks}["dspark"] == "fail"
+
+
+def test_mm_processor_kwargs_reach_the_server_only_when_given(openai_server) -> None:
+    url, script = openai_server
+    OpenAIBackend(url, "m").run(Sample(b"x", "p"), 4)
+    assert "mm_processor_kwargs" not in script.chats[-1]  # transformers serve answers 422 to unknown fields
+    OpenAIBackend(url, "m").run(Sample(b"x", "p", mm_kwargs=(("downsample_mode", "4x"),)), 4)
+    assert script.chats[-1]["mm_processor_kwargs"] == {"downsample_mode": "4x"}

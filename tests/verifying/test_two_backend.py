@@ -48,3 +48,16 @@ def test_different_weights_are_detected(work: Path) -> None:
         b = OpenAIBackend(url, served).run(sample, 16)
     assert a.prompt_tokens == b.prompt_tokens  # same tokenizer and processor
     assert a.output != b.output
+
+
+@pytest.mark.slow
+def test_mm_kwargs_reach_the_inprocess_processor(work: Path) -> None:
+    """downsample_mode 16x merges more patches than the default 4x: fewer vision tokens in the prompt."""
+    from dataclasses import replace
+
+    backend = TransformersBackend(tiny.tiny_checkpoint(work, seed=0), device="cpu")
+    sample = tiny.tiny_sample()
+    default = backend.run(sample, 1)
+    coarse = backend.run(replace(sample, mm_kwargs=(("downsample_mode", "16x"),)), 1)
+    assert coarse.vision_tokens < default.vision_tokens
+    assert default.prompt_tokens - coarse.prompt_tokens == default.vision_tokens - coarse.vision_tokens

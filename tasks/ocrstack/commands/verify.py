@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ocrstack.errors import CheckFailed, UsageError
@@ -66,6 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--dtype", default="auto", help="in-process dtype (default: auto, like transformers serve)"
     )
     t.add_argument("--attn", default=None, help="in-process attention implementation (guide 7: sdpa)")
+    t.add_argument(
+        "--mm-processor-kwargs",
+        default=None,
+        metavar="JSON",
+        help="image-processor settings for both sides, e.g. '{\"downsample_mode\":\"4x\"}' (guide 4.1)",
+    )
     p.add_argument(
         "--work-dir", type=Path, default=Path(".ocrstack") / "verify", help="tiny checkpoint and logs"
     )
@@ -87,6 +94,16 @@ def _run(args: argparse.Namespace) -> int:
                 "e.g. --server-url http://127.0.0.1:18499=minicpm-ocr",
             )
         servers.append((url, model if sep and model else default_model()))
+    mm: tuple = ()
+    if args.mm_processor_kwargs:
+        example = "e.g. '{\"downsample_mode\":\"4x\"}'"
+        try:
+            parsed = json.loads(args.mm_processor_kwargs)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--mm-processor-kwargs: not JSON ({exc})", example) from exc
+        if not isinstance(parsed, dict):
+            raise UsageError("--mm-processor-kwargs must be a JSON object", example)
+        mm = tuple(sorted(parsed.items()))
     opts = VerifyOptions(
         markdown=args.markdown,
         expect=tuple(args.expect),
@@ -104,6 +121,7 @@ def _run(args: argparse.Namespace) -> int:
         device=args.device,
         dtype=args.dtype,
         attn=args.attn,
+        mm_kwargs=mm,
         work_dir=args.work_dir,
         report_dir=args.report_dir,
     )

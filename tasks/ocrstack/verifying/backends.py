@@ -20,12 +20,20 @@ from ocrstack.errors import ServerRejected, ServerUnreachable
 
 @dataclass(frozen=True)
 class Sample:
-    """One verification input: PNG bytes, prompt, and whether it is a table prompt (OTSL output)."""
+    """One verification input: PNG bytes, prompt, whether it is a table prompt (OTSL output).
+
+    ``mm_kwargs`` are image-processor settings applied on both sides (in-process as
+    ``processor_kwargs``, to vLLM as the request's ``mm_processor_kwargs``, which needs
+    ``--trust-request-mm-kwargs``, guide 4), e.g. ``{"downsample_mode": "4x"}`` (guide 4.1).
+    Empty = each side's default, and nothing extra is sent (``transformers serve`` answers
+    422 to unknown request fields).
+    """
 
     png: bytes
     prompt: str
     table: bool = False
     name: str = "sample"
+    mm_kwargs: tuple[tuple[str, Any], ...] = ()
 
     def image(self):
         """The image as the server sees it: decoded from the PNG and converted to RGB."""
@@ -103,8 +111,16 @@ class TransformersBackend:
         self.params = sum(p.numel() for p in self.model.parameters())
         self.image_token = getattr(self.processor.tokenizer, "image_token", None)
 
+    def _model_kwargs(self, sample: Sample) -> dict[str, Any]:
+        """The ``mm_kwargs`` the model's ``forward`` also takes (MiniCPM-OCR: ``downsample_mode``)."""
+        import inspect
+
+        accepted = inspect.signature(self.model.forward).parameters
+        return {k: v for k, v in sample.mm_kwargs if k in accepted}
+
     def run(self, sample: Sample, max_new_tokens: int) -> BackendResult:
         """Greedy generation; returns token counts and the decoded text."""
+        extra: dict[str, Any] = {"processor_kwargs": dict(sample.mm_kwargs)} if sample.mm_kwargs else {}
         inputs = self.processor.apply_chat_template(
             chat_messages_inprocess(sample),
             add_generation_prompt=True,
@@ -112,6 +128,7 @@ class TransformersBackend:
             return_dict=True,
             return_tensors="pt",
             enable_thinking=False,
+            **extra,
         ).to(self.device)
         ids = inputs["input_ids"]
         n_prompt = int(ids.shape[1])
@@ -120,7 +137,9 @@ class TransformersBackend:
             tid = self.processor.tokenizer.convert_tokens_to_ids(self.image_token)
             vision = int((ids == tid).sum())
         with self.torch.no_grad():
-            out = self.model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
+            out = self.model.generate(
+                **inputs, **self._model_kwargs(sample), max_new_tokens=max_new_tokens, do_sample=False
+            )
         new = out[0, n_prompt:]
         text = self.processor.decode(new, skip_special_tokens=True)
         return BackendResult(
@@ -168,6 +187,8 @@ class OpenAIBackend:
             "stream": False,
             "chat_template_kwargs": {"enable_thinking": False},
         }
+        if sample.mm_kwargs:
+            body["mm_processor_kwargs"] = dict(sample.mm_kwargs)
         try:
             r = httpx.post(
                 f"{self.url}/v1/chat/completions", json=body, timeout=self.timeout, trust_env=False

@@ -12,6 +12,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ocrstack.errors import OcrstackError
 from ocrstack.options import default_model
@@ -38,6 +39,7 @@ class VerifyOptions:
             also compare with the guide 7 reference values.
         max_new_tokens: generation cap (default: verify.yaml, guide 7's 512; 32 for ``tiny``).
         device / dtype / attn: in-process transformers settings (guide 7 uses ``--attn sdpa``).
+        mm_kwargs: image-processor settings for both sides (e.g. guide 4.1's ``downsample_mode``).
         work_dir: cache for the tiny checkpoint and server logs.
         report_dir: write ``verify-report.json`` and ``verify-report.txt`` here.
     """
@@ -58,6 +60,7 @@ class VerifyOptions:
     device: str = "auto"
     dtype: str = "auto"
     attn: str | None = None
+    mm_kwargs: tuple[tuple[str, Any], ...] = ()
     work_dir: Path = Path(".ocrstack") / "verify"
     report_dir: Path | None = None
     server_timeout: float = 600.0
@@ -228,7 +231,7 @@ def two_backend_section(
         return
     prompt = opts.prompt or cfg.table_prompt
     table = opts.table if opts.table is not None else ("OTSL" in prompt)
-    sample = Sample(_as_png(png), prompt, table, name=str(opts.image))
+    sample = Sample(_as_png(png), prompt, table, name=str(opts.image), mm_kwargs=opts.mm_kwargs)
     applies, why = _reference_applies(opts, sample, cfg)
     backends: list = []
     if opts.tf_model:
