@@ -148,10 +148,11 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         ["nvcc: NVIDIA (R) Cuda compiler driver", "-- Found nvcc: /usr/local/cuda/bin/nvcc"],
     ),
     "ptxas-version-mismatch": (
-        "ptxas fatal   : Unsupported .version 9.4; current version is '9.0'\n"
-        "ninja: build stopped: subcommand failed.\n",
+        "(EngineCore_DP0 pid=912) ERROR [core.py:708] ptxas /tmp/tmpkoko0xtp.ptx, line 5; fatal   : Unsupported .version 9.4; current version is '9.0'\n"
+        "ptxas fatal   : Ptx assembly aborted due to errors\n",
         1,
-        ["ptxas info    : Used 128 registers, 400 bytes cmem[0]", "Supported .version 9.0"],
+        ["ptxas info    : Used 128 registers, 400 bytes cmem[0]", "Supported .version 9.0",
+         "ptxas fatal   : Ptx assembly aborted due to errors"],
     ),
     "flashinfer-cubin-mismatch": (
         '  File "/venv/lib/python3.13/site-packages/flashinfer/jit/env.py", line 76, in _get_cubin_dir\n'
@@ -492,6 +493,12 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {r["id"] for r in listed} == {r.id for r in load_rules()}
+
+
+def test_ptxas_short_form_and_headers_message() -> None:
+    assert _ids(diagnose("ptxas fatal   : Unsupported .version 9.4; current version is '9.0'")) == ["ptxas-version-mismatch"]
+    hdr = '/venv/nvidia/cu13/include/cccl/cuda/std/__cccl/cuda_toolkit.h:42:4: error: #error "CUDA compiler and CUDA toolkit headers are incompatible, please check your include paths"'
+    assert _ids(diagnose(hdr)) == ["ptxas-version-mismatch"]
 
 
 def test_generic_rule_yields_to_the_specific_one_on_the_same_line() -> None:
