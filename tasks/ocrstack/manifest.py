@@ -136,7 +136,7 @@ def reference_errors(manifest: dict[str, Any]) -> list[str]:
         de = task.get("default-environment")
         if de and de not in envs:
             errs.append(f"task {name}: default-environment {de} does not exist")
-        if de and feat != "default" and feat not in envs.get(de, []):
+        if de and de in envs and feat not in envs[de]:
             errs.append(f"task {name} (feature {feat}): default-environment {de} does not include that feature")
         deps = task.get("depends-on", [])
         for dep in deps if isinstance(deps, list) else [deps]:

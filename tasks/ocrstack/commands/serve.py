@@ -61,6 +61,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--extra", action="append", default=[], metavar="ARG", help="append ARG to the server argv"
     )
     p.add_argument(
+        "--no-dspark-check", action="store_true",
+        help="dspark profile: skip the /metrics proof that speculative decoding is active (guide 6)",
+    )
+    p.add_argument(
         "--dry-run", action="store_true", help="print the exact command and environment, start nothing"
     )
     p.set_defaults(handler=_serve)
@@ -113,7 +117,15 @@ def _serve(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(launcher.plan(opts).render())
         return 0
-    runner.print_result(runner.serve(opts))
+    result = runner.serve(opts)
+    runner.print_result(result)
+    if args.profile == "dspark" and opts.wait and not args.no_dspark_check:
+        # guide 6: a server that answers is not proof that DSpark is active; check /metrics now.
+        report = metrics.run_check(result.plan.url, result.plan.served_model)
+        print(report.to_text())
+        if not report.ok:
+            failed = next(c for c in report.checks if c.status.value == "fail")
+            raise CheckFailed(f"DSpark check failed: {failed.detail}", failed.fix)
     return 0
 
 

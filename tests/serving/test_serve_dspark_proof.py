@@ -1,0 +1,45 @@
+"""`ocrstack serve --profile dspark` proves DSpark is active after readiness (guide 6)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from ocrstack.cli import main
+from ocrstack.commands import serve as serve_cmd
+from ocrstack.errors import CheckFailed
+from ocrstack.results import Check, Report, Status
+
+
+def _fake_serve(calls: list):
+    def serve(opts):
+        plan = SimpleNamespace(url="http://127.0.0.1:18499", served_model="minicpm-ocr", port=18499,
+                               run_dir="/tmp/x", log_file="/tmp/x/log")
+        calls.append(("serve", opts.profile))
+        return SimpleNamespace(plan=plan, attempts=[SimpleNamespace(extra=(), pid=1, outcome=None)], pid=1)
+
+    return serve
+
+
+@pytest.mark.parametrize(("status", "rc"), [(Status.PASS, 0), (Status.FAIL, CheckFailed.exit_code)])
+def test_dspark_profile_runs_the_metrics_proof(monkeypatch: pytest.MonkeyPatch, status: Status, rc: int) -> None:
+    calls: list = []
+    monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
+
+    def run_check(url, model):
+        calls.append(("check", url, model))
+        return Report("dspark", [Check("spec-decode-counters", status, "counters", "add --speculative-config")])
+
+    monkeypatch.setattr(serve_cmd.metrics, "run_check", run_check)
+    assert main(["serve", "--profile", "dspark", "--build", "feat-ocr"]) == rc
+    assert calls == [("serve", "dspark"), ("check", "http://127.0.0.1:18499", "minicpm-ocr")]
+
+
+def test_other_profiles_and_opt_out_skip_the_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list = []
+    monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
+    monkeypatch.setattr(serve_cmd.metrics, "run_check", lambda *a: calls.append("check"))
+    assert main(["serve", "--profile", "standard", "--build", "feat-ocr"]) == 0
+    assert main(["serve", "--profile", "dspark", "--build", "feat-ocr", "--no-dspark-check"]) == 0
+    assert "check" not in calls
