@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--latency", type=float, default=None, help="simulated server seconds per page (default 0.8)"
     )
     p.add_argument("--endpoints", type=_ints, default=None, help="endpoint counts, e.g. 1,2,4,8")
-    p.add_argument("--rss-pages", type=_ints, default=None, help="small,large page counts (default 10,300)")
+    p.add_argument(
+        "--rss-pages", type=_ints, default=None, help="page counts, base first (default 10,100,300)"
+    )
     p.add_argument("--no-embedded", action="store_true", help="skip the embedded rapidocr row")
     p.add_argument("--workdir", type=Path, default=None, help="keep PDFs, logs and outputs here")
     p.set_defaults(handler=_run)
@@ -51,8 +53,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.endpoints is not None:
         changes["endpoints"] = args.endpoints
     if args.rss_pages is not None:
-        if len(args.rss_pages) != 2:
-            raise UsageError("--rss-pages takes two numbers", "use e.g. --rss-pages 10,300")
+        if len(args.rss_pages) < 2:
+            raise UsageError("--rss-pages takes at least two numbers", "use e.g. --rss-pages 10,300")
         changes["rss_pages"] = args.rss_pages
     if args.workdir is not None:
         changes["workdir"] = args.workdir.absolute()

@@ -247,7 +247,8 @@ class OpenAIRecognizer:
                 block.warnings.append(f"bbox {block.bbox} lies outside the {page.size} page: not recognised")
                 out.append((block, None))
                 continue
-            image = page.image.crop(box)
+            # a whole-page block (layout "none") needs no copy of the page
+            image = page.image if box == (0, 0, *page.size) else page.image.crop(box)
             body = chat_body(
                 self.settings.model,
                 prompt.text,

@@ -147,6 +147,9 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body are separate writes: without TCP_NODELAY a keep-alive client
+            # waits ~40 ms per answer for the delayed ACK (Nagle), which is not server time.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
                 return  # quiet
