@@ -30,6 +30,13 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "tasks", "tests", "noxfile.py")
 
 
+@nox.session
+def verify(session: nox.Session) -> None:
+    """Guide 6/7 checks: tiny checkpoint in-process vs a real transformers serve, plus any passed after --."""
+    _install(session, "dev")
+    session.run("ocrstack", "verify", "--tiny", "--report-dir", ".ocrstack/verify", *session.posargs)
+
+
 @nox.session(name="lock-export")
 def lock_export(session: nox.Session) -> None:
     """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""
