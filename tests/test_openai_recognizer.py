@@ -109,6 +109,9 @@ def test_create_from_parse_options_uses_prompts_and_env_key(monkeypatch: pytest.
     assert rec.prompt_set.name == "mineru-diffusion"
     assert rec.settings.api_key == "sk-from-env-123"
     assert "sk-from-env-123" not in repr(rec)
+    opts = ParseOptions(inputs=(), api_key="sk-flag-456", server_urls=("http://127.0.0.1:9",))
+    assert create_recognizer("openai", opts).settings.api_key == "sk-flag-456"  # --api-key wins over env
+    assert "sk-flag-456" not in repr(opts)
 
 
 def test_bbox_outside_page_is_a_warning_not_a_request(server: FakeOpenAIServer) -> None:

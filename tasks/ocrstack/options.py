@@ -48,6 +48,8 @@ class ParseOptions:
         retries: retries for connection errors / timeouts / 5xx (never for 4xx, guide 8).
         max_tokens: generation cap per block.
         max_pixels: pixel budget per rendered page; larger pages are downscaled.
+        api_key: optional bearer token for ``recognizer="openai"`` (``--api-key``; else
+            ``$OPENAI_API_KEY``). Excluded from ``repr`` and never written to outputs or logs.
     """
 
     inputs: tuple[Path, ...]
@@ -70,3 +72,4 @@ class ParseOptions:
     retries: int = 3
     max_tokens: int = 4096
     max_pixels: int = 40_000_000
+    api_key: str | None = field(default=None, repr=False)
