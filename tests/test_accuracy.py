@@ -180,10 +180,11 @@ def test_multi_column_pages_come_out_in_column_order(corpus, baseline, stem, pag
 
 
 def test_group_floors_from_the_stored_measurements(baseline):
-    """Means over groups, stated as floors the default must keep (issue 3 baseline to beat:
-    0.97-0.98 English, 0.94-0.96 Chinese word recall with whole-page rapidocr)."""
+    """Mean recall per language group must beat issue 3's baseline (whole-page rapidocr:
+    0.97-0.98 English, 0.94-0.96 Chinese). Measured here (rapidocr 3.10, PP-OCRv6 small,
+    200 DPI): English 0.991, Chinese 0.981; floors = measured minus about 0.006."""
     pages = baseline["pages"]
     en = mean(pages[_key(*k)]["default"]["recall"] for k in ENGLISH_TEXT)
     zh = mean(pages[_key(*k)]["default"]["recall"] for k in CHINESE_TEXT)
-    assert en >= 0.98, en
-    assert zh >= 0.96, zh
+    assert en >= 0.985, en
+    assert zh >= 0.975, zh

@@ -215,6 +215,9 @@ def run(
             summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
     finally:
         bar.close()
+        close = getattr(parser.recognizer, "close", None)
+        if callable(close):
+            close()
     failed_validation = []
     for d in summary.documents:
         say(
