@@ -210,6 +210,8 @@ def run(
     summary = RunSummary()
     total = sum(len(sel) for _, _, sel in plans)
     bar = tqdm(total=total, unit="page", disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    bar.failed = 0  # failures over all inputs, shown as a postfix next to pages done and pages/s
+    bar.set_postfix(failed=0)
     try:
         for f, paths, selected in plans:
             summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
@@ -274,7 +276,8 @@ def _run_document(
             msg = exc.render() if isinstance(exc, OcrstackError) else f"{type(exc).__name__}: {exc}"
             res = PageResult(index=index, size=(0, 0), error=msg)
             failures += 1
-            bar.set_postfix(failed=failures)
+            bar.failed = getattr(bar, "failed", 0) + 1
+            bar.set_postfix(failed=bar.failed)
         results[index] = res
         cache.store(res)
         bar.update(1)
