@@ -399,6 +399,7 @@ class _Server:
         self.failures = 0  # consecutive
         self.cool_until = 0.0
         self.checking = False
+        self.verified = False  # half-open: /health passed after a fault, the next request decides
         self.done = 0
         self.failed = 0
 
@@ -508,16 +509,17 @@ class Dispatcher:
         with srv.lock:
             srv.failures += 1
             srv.failed += 1
+            srv.verified = False
             delay = min(self.backoff_base * 2 ** (srv.failures - 1), self.backoff_max)
             srv.cool_until = time.monotonic() + delay * (1 + 0.25 * random.random())
 
     def _all_down(self) -> bool:
-        return all(s.failures > self.retries for s in self.servers)
+        return all(s.failures > self.retries and not s.verified for s in self.servers)
 
     def _ready(self, srv: _Server) -> bool:
         """Wait out a cool-down; then one worker re-checks /health. True when the server may take work."""
         with srv.lock:
-            if srv.failures == 0:
+            if srv.failures == 0 or srv.verified:
                 return True
             wait = srv.cool_until - time.monotonic()
             if wait <= 0 and not srv.checking:
@@ -539,7 +541,7 @@ class Dispatcher:
         with srv.lock:
             srv.checking = False
             if alive:
-                srv.cool_until = 0.0  # half-open: the next request decides; failures reset on success
+                srv.verified = True  # half-open: the next request decides; failures reset on success
                 return True
         self._fault(srv)
         return False
@@ -576,7 +578,7 @@ class Dispatcher:
                 job.future.set_exception(job.group.error)
                 continue
             with srv.lock:
-                cooling = srv.failures > 0 and srv.cool_until > time.monotonic()
+                cooling = srv.failures > 0 and not srv.verified
             if cooling:  # another worker of this server just failed: leave the job to others
                 self._queue.put(job)
                 continue
