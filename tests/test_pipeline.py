@@ -186,3 +186,22 @@ def test_several_inputs_and_directories(tmp_path: Path):
     summary, _ = _run(tmp_path, opts=opts)
     assert sorted(p.name for p in (tmp_path / "out").glob("*.md")) == ["a.md", "b.md"]
     assert len(summary.documents) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_odd_scans_parse_upright_with_the_embedded_default(corpus, tmp_path: Path):
+    """/Rotate 90 skewed scan (PDFium applies /Rotate; our orientation check must agree and
+    not turn it again) and a 3-page G3 fax TIFF with non-square pixels, end to end."""
+    opts = ParseOptions(
+        inputs=(corpus / "odd_rotate90_skewed_scan.pdf", corpus / "odd_multipage_tiff_fax_g3.tif"),
+        output=tmp_path / "out",
+        dpi=150,
+    )
+    summary = pipeline.run(opts, progress=False, echo=lambda s: None)
+    assert [d.pages for d in summary.documents] == [1, 3]
+    scan = json.loads((tmp_path / "out" / "odd_rotate90_skewed_scan.blocks.json").read_text())
+    assert scan["pages"][0]["rotation"] == 0 and scan["pages"][0]["size"][0] < scan["pages"][0]["size"][1]
+    assert "LinnSequencer" in (tmp_path / "out" / "odd_rotate90_skewed_scan.md").read_text()
+    fax = (tmp_path / "out" / "odd_multipage_tiff_fax_g3.md").read_text()
+    assert fax.count("<!-- page ") == 3 and "Pillow" in fax
