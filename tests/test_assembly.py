@@ -112,3 +112,8 @@ def test_document_has_page_markers_in_page_order_and_failed_pages_are_marked():
     md = render_document([p2, bad, p1]).markdown
     assert md.index("<!-- page 1 -->") < md.index("first") < md.index("<!-- page 2 -->") < md.index("second")
     assert "<!-- page 3 failed: boom - - -->" in md
+
+
+def test_less_than_in_latex_cannot_open_a_tag():
+    md = render_page(_page([B(Category.FORMULA, "$$ a<b, c</d $$")], structured=True)).markdown
+    assert md == "$$\na< b, c< /d\n$$"

@@ -205,3 +205,44 @@ def test_odd_scans_parse_upright_with_the_embedded_default(corpus, tmp_path: Pat
     assert "LinnSequencer" in (tmp_path / "out" / "odd_rotate90_skewed_scan.md").read_text()
     fax = (tmp_path / "out" / "odd_multipage_tiff_fax_g3.md").read_text()
     assert fax.count("<!-- page ") == 3 and "Pillow" in fax
+
+
+@pytest.mark.server
+def test_openai_recognizer_end_to_end_against_a_local_server(tmp_path: Path):
+    """The remote path through the whole pipeline: OTSL tables become <table>, formulas
+    $$...$$, text escaped; blocks.json names the served model (fake server on 127.0.0.1)."""
+    from ocrstack import recognition
+    from ocrstack.testing.fake_openai import FakeOpenAIServer
+
+    def reply(body, size):
+        prompt = json.dumps(body["messages"], ensure_ascii=False)
+        if "OTSL" in prompt:
+            return "<otsl><ched>k<ched>v<nl><fcel>a<lcel><nl></otsl>"
+        if "LaTeX" in prompt:
+            return "\\[ x^2 < 1 \\]"
+        return "plain words a<b"
+
+    _tiff(tmp_path / "doc.tif", 2)
+    blocks = [
+        Block((0, 0, 200, 40), Category.TEXT, 0.9, 0, "text"),
+        Block((0, 50, 200, 100), Category.TABLE, 0.9, 1, "table"),
+        Block((0, 110, 200, 150), Category.FORMULA, 0.9, 2, "equation"),
+    ]
+    with FakeOpenAIServer(reply=reply) as srv:
+        opts = ParseOptions(
+            inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", recognizer="openai",
+            server_urls=(srv.url,), model="minicpm-ocr",
+        )  # fmt: skip
+        parser = pipeline.Parser.__new__(pipeline.Parser)
+        parser.options = opts
+        parser.layout = FakeLayout(blocks)
+        parser.recognizer = recognition.create("openai", opts)
+        assert parser.workers == opts.concurrency
+        pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)
+        assert srv.chat_count >= 6
+    md = (tmp_path / "out" / "doc.md").read_text()
+    assert md.count("<table>") == 2 and 'colspan="2"' in md and "<otsl>" not in md
+    assert md.count("$$\nx^2 < 1\n$$") == 2 and "plain words a&lt;b" in md
+    data = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())
+    assert data["recognizer"] == "openai" and data["model"]["recognizer_served_model"] == "minicpm-ocr"
+    assert data["validation"]["ok"] and data["pages"][0]["structured"] is True

@@ -26,6 +26,7 @@ from ocrstack.types import Block, Category
 
 _OTSL = re.compile(r"<(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
 _OTSL_ESCAPED = re.compile(r"&lt;/?(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _HTML_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
 _ENTITY = re.compile(r"&(?=#?\w+;)")
 _LINE_START = re.compile(r"^(\s*)([#>+=|]|-(?=\s)|\d+[.)](?=\s))", re.MULTILINE)
@@ -85,6 +86,9 @@ def _formula(block: Block, structured: bool) -> str:
     m = _MATH_WRAP.match(text)
     if m:
         text = m.group(2).strip()
+    # "a<b" would open an HTML tag for a Markdown renderer (CommonMark: "<" + letter, "/", "!"
+    # or "?"); a space after "<" is neutral in LaTeX math mode and keeps the formula intact.
+    text = _TAG_START.sub("< ", text)
     return f"$$\n{text}\n$$"
 
 
