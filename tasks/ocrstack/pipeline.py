@@ -8,6 +8,18 @@ many pages in flight so memory stays bounded. Finished pages go to the resume ca
 before anything else, so an interrupted run loses at most the pages in flight.
 
 A progress bar (tqdm, on stderr) shows pages done, pages/s and failures.
+
+Optional hooks beyond the :mod:`ocrstack.types` protocols (looked up with ``getattr``):
+
+* recognizer ``orient(page) -> (page, degrees)``: turn the page upright before layout
+  (rapidocr decides 0/90/180/270 from its own line readings);
+* recognizer ``probe()``: called once before the first page (openai: fail fast, guide 8);
+* recognizer ``close()``: called at the end of the run;
+* recognizer ``remote`` (bool): pages are processed concurrently;
+* recognizer ``structured`` (bool, default True): answers are OTSL/HTML tables and LaTeX;
+  False (rapidocr) keeps plain OCR text and warns;
+* layout ``gives_order`` (bool): keep the provider's reading order;
+* both ``model_info() -> dict``: provenance written to blocks.json.
 """
 
 from __future__ import annotations
