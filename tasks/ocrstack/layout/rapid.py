@@ -11,7 +11,6 @@ Runs on CPU with onnxruntime, offline. It gives no reading order (``gives_order`
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +74,6 @@ class RapidLayoutProvider:
         for name in list(logging.root.manager.loggerDict):
             if name.startswith("rapid_layout") or name == "RapidLayout":
                 logging.getLogger(name).setLevel(logging.WARNING)
-        self._lock = threading.Lock()
 
     def model_info(self) -> dict[str, str]:
         """The ONNX file used (for blocks.json)."""
@@ -84,8 +82,9 @@ class RapidLayoutProvider:
     def detect(self, page: PageImage) -> list[Block]:
         """Blocks: bbox in page pixels (clipped), normalised category, score; ``order`` = detection rank."""
         bgr = np.ascontiguousarray(np.asarray(page.image.convert("RGB"))[:, :, ::-1])
-        with self._lock:
-            out = self._engine(bgr)
+        # no lock: onnxruntime's InferenceSession.run is thread-safe and rapid-layout's PP
+        # pre/post-processing keeps no per-call state, so remote runs detect pages in parallel
+        out = self._engine(bgr)
         w, h = page.size
         blocks: list[Block] = []
         for box, label, score in zip(out.boxes or [], out.class_names or [], out.scores or [], strict=False):
