@@ -157,3 +157,9 @@ def test_whole_page_turned_is_detected_and_read_upright(corpus, turn):
 def test_empty_image_gives_no_lines():
     rec = RapidOcrRecognizer()
     assert rec.read_lines(Image.new("RGB", (200, 100), "white")) == []
+
+
+def test_line_drawn_around_a_picture_goes_to_the_figure():
+    fig = Block((1152, 410, 1468, 686), Category.FIGURE)
+    out = assign_lines([fig], [_line(1112, 340, 1519, 769, "2")])
+    assert fig.text == "2" and len(out) == 1 and fig.bbox == (1152, 410, 1468, 686)

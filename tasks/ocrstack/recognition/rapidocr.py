@@ -223,7 +223,9 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     """Give every line to exactly one block and set the blocks' text (nothing is read twice).
 
     A line goes to the block covering the largest fraction of it (at least 0.5); on a tie
-    the smaller block wins (a title inside a text block keeps its own line). Text-bearing
+    the smaller block wins (a title inside a text block keeps its own line). A figure also
+    takes a line whose box holds at least half of the figure (tables_googledocs_grid: the
+    picture of a snake came back as one "line" reading "2", larger than the figure box). Text-bearing
     blocks grow to contain their lines so crops and overlays show whole glyphs. Lines no
     block covers are grouped into ``recovered`` TEXT blocks (issue 3: 17% of the bzip2
     manual's lines fell outside every rapid-layout block).
@@ -234,6 +236,9 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
         best, best_key = None, None
         for i, b in enumerate(blocks):
             c = covered(ln.bbox, b.bbox)
+            if b.category is Category.FIGURE:
+                # a "line" drawn around a picture (rapidocr reads shapes as glyphs) belongs to it
+                c = max(c, covered(b.bbox, ln.bbox))
             if c >= 0.5:
                 key = (round(c, 2), -area(b.bbox))
                 if best_key is None or key > best_key:
