@@ -236,7 +236,8 @@ def run(
     for d in summary.documents:
         say(
             f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, "
-            f"{d.pages_per_second:.2f} pages/s"
+            f"{d.pages_per_second:.2f} pages/s, {len(d.issues)} issue(s) listed in "
+            f"{d.markdown.with_suffix('.blocks.json').name}"
         )
         if d.validation is not None:
             say(d.validation.to_text())
