@@ -92,6 +92,30 @@ def test_writes_markdown_blocks_json_and_figures(tmp_path: Path):
     assert summary.documents[0].pages == 3 and summary.failed_pages == 0
 
 
+def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
+    from ocrstack.pipeline import CROP_PAD
+
+    seen = []
+
+    class Spy(FakeRecognizer):
+        def recognize(self, page, blocks):
+            seen.extend(b.bbox for b in blocks)
+            return super().recognize(page, blocks)
+
+    parser = pipeline.Parser.__new__(pipeline.Parser)
+    parser.options = ParseOptions(inputs=())
+    parser.layout = FakeLayout([Block((50, 40, 150, 60), Category.TEXT, 0.9, 0, "text")])
+    parser.recognizer = Spy()
+    page = PageImage("x.png", 0, Image.new("RGB", (200, 160), "white"), 400, "0" * 64)
+    parser.parse_page(page)
+    p = 2 * CROP_PAD  # 400 DPI
+    assert seen == [(50 - p, 40 - p, 150 + p, 60 + p)]
+    Spy.reads_whole_page = True
+    seen.clear()
+    parser.parse_page(page)
+    assert seen == [(50, 40, 150, 60)]
+
+
 def test_rerun_refuses_to_overwrite_without_force(tmp_path: Path):
     _tiff(tmp_path / "doc.tif", 1)
     _run(tmp_path)

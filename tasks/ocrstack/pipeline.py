@@ -16,6 +16,8 @@ Optional hooks beyond the :mod:`ocrstack.types` protocols (looked up with ``geta
 * recognizer ``probe()``: called once before the first page (openai: fail fast, guide 8);
 * recognizer ``close()``: called at the end of the run;
 * recognizer ``remote`` (bool): pages are processed concurrently;
+* recognizer ``reads_whole_page`` (bool): it reads the page once and assigns lines to
+  blocks (rapidocr); otherwise blocks are padded by ``CROP_PAD`` before it crops them;
 * recognizer ``structured`` (bool, default True): answers are OTSL/HTML tables and LaTeX;
   False (rapidocr) keeps plain OCR text and warns;
 * layout ``gives_order`` (bool): keep the provider's reading order;
@@ -58,6 +60,10 @@ from ocrstack.validate import validate
 FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
 #: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
 FIGURE_PAD = 8
+#: Padding (pixels at 200 DPI, scaled with DPI) added to every block before a cropping
+#: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
+#: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
+CROP_PAD = 6
 
 
 @dataclass
@@ -133,6 +139,12 @@ class Parser:
             page, rotation = orient(page)
         t1 = time.perf_counter()
         blocks = merge_overlaps(self.layout.detect(page))
+        if not getattr(self.recognizer, "reads_whole_page", False):
+            # the recognizer reads crops: grow each block so glyphs cut by a tight layout box
+            # are whole (issue 3: rapid-layout crops cut through glyphs)
+            margin = CROP_PAD * (page.dpi or 200) / 200
+            for b in blocks:
+                b.bbox = pad(b.bbox, margin, page.size)
         t2 = time.perf_counter()
         blocks = self.recognizer.recognize(page, blocks)
         t3 = time.perf_counter()

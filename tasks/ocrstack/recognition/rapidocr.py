@@ -77,6 +77,8 @@ class RapidOcrRecognizer:
     name = "rapidocr"
     #: rapidocr returns plain text only: no OTSL tables, no LaTeX formulas.
     structured = False
+    #: reads the whole page and assigns lines to blocks (no crops, so no crop padding).
+    reads_whole_page = True
 
     def __init__(self, min_score: float = MIN_SCORE, memo: dict | None = None) -> None:
         """``memo``: optional dict shared between instances that remembers each page's
