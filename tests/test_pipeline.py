@@ -3,6 +3,7 @@ resume, changed settings, --force, partial failure, fatal server errors, validat
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -114,6 +115,17 @@ def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
     seen.clear()
     parser.parse_page(page)
     assert seen == [(50, 40, 150, 60)]
+
+
+def test_outputs_inside_an_input_directory_are_not_parsed_on_rerun(tmp_path: Path):
+    d = tmp_path / "in"
+    d.mkdir()
+    _tiff(d / "a.tif", 1)
+    opts = ParseOptions(inputs=(d,), output=d / "out", save_layout_images=True)
+    _run(tmp_path, opts=opts)
+    assert list((d / "out" / "a_files").glob("*.png"))  # figure crop + overlay written
+    summary, _ = _run(tmp_path, opts=dataclasses.replace(opts, force=True))
+    assert [doc.source.name for doc in summary.documents] == ["a.tif"]
 
 
 def test_rerun_refuses_to_overwrite_without_force(tmp_path: Path):

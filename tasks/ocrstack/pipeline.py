@@ -40,6 +40,7 @@ from ocrstack.assembly.markdown import render_document
 from ocrstack.errors import (
     CheckFailed,
     ConfigError,
+    InputError,
     OcrstackError,
     PartialSuccess,
     ServerRejected,
@@ -179,6 +180,24 @@ class Parser:
         return result
 
 
+def _without_outputs(files: list[Path], inputs: tuple[Path, ...], out_dir: Path) -> list[Path]:
+    """Drop files found by walking a directory that lie inside the output directory (figure
+    crops and overlays of an earlier run must not become inputs when ``-o`` is inside an input
+    directory). Files named explicitly are kept.
+
+    Raises:
+        InputError: nothing is left to parse.
+    """
+    explicit = {Path(p).absolute() for p in inputs}
+    kept = [f for f in files if f in explicit or not f.absolute().is_relative_to(out_dir)]
+    if not kept:
+        raise InputError(
+            f"every input lies inside the output directory {out_dir}",
+            "choose an output directory outside the input directories (-o)",
+        )
+    return kept
+
+
 def _selected(path: Path, options: ParseOptions) -> list[int]:
     n = documents.count_pages(path, options.password)
     sel = documents.parse_page_range(options.pages, n)
@@ -217,9 +236,9 @@ def run(
     from tqdm import tqdm
 
     say = echo or (lambda s: print(s, file=sys.stderr))
-    files = documents.expand_inputs(options.inputs)
-    names = outputs.output_names(files)
     out_dir = Path(options.output).absolute()
+    files = _without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
+    names = outputs.output_names(files)
     plans = []
     for f in files:
         paths = outputs.OutputPaths(out_dir, names[f])
