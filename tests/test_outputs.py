@@ -140,3 +140,20 @@ def test_overlay_draws_boxes_without_touching_the_page():
     over = outputs.draw_overlay(page, [b])
     assert page.getpixel((10, 30)) == (255, 255, 255)
     assert over.getpixel((10, 30)) == outputs.COLOURS[Category.TABLE]
+
+
+def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from ocrstack import paths
+
+    pkg = tmp_path / "pkg"
+    (pkg / "layout").mkdir(parents=True)
+    (pkg / "layout" / "rapid.py").write_text("A = 1\n")
+    monkeypatch.setattr(paths, "PACKAGE_DIR", pkg)
+    outputs.code_fingerprint.cache_clear()
+    first = outputs.code_fingerprint()
+    (pkg / "layout" / "rapid.py").write_text("A = 2\n")
+    outputs.code_fingerprint.cache_clear()
+    try:
+        assert outputs.code_fingerprint() != first
+    finally:
+        outputs.code_fingerprint.cache_clear()

@@ -26,12 +26,13 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ocrstack import __version__
+from ocrstack import __version__, paths
 from ocrstack.errors import UsageError
 from ocrstack.options import ParseOptions
 from ocrstack.page_result import PageResult
@@ -170,6 +171,36 @@ def engine_versions() -> dict[str, str]:
     return out
 
 
+#: Package files whose code or data shapes a page's blocks (cache key, see :func:`code_fingerprint`).
+PAGE_CODE = (
+    "pipeline.py",
+    "geometry.py",
+    "reading_order.py",
+    "layout",
+    "recognition",
+    "data/layout_labels.yaml",
+    "data/prompts",
+)
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """sha256 (16 hex) over the source of the modules that produce page results.
+
+    The version string alone would let an edited checkout reuse pages computed by older
+    code -- the guide's ``run_tag`` pitfall again -- so the code itself is part of the key.
+    """
+    digest = hashlib.sha256()
+    for rel in PAGE_CODE:
+        path = paths.PACKAGE_DIR / rel
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for f in files:
+            if f.is_file() and f.suffix in (".py", ".yaml", ".yml"):
+                digest.update(f.relative_to(paths.PACKAGE_DIR).as_posix().encode())
+                digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def prompts_fingerprint(prompts: str) -> str:
     """The prompt set name, or for a file the sha256 of its content (so an edited file recomputes)."""
     p = Path(prompts)
@@ -195,6 +226,7 @@ def settings(options: ParseOptions) -> dict[str, Any]:
         "prompts": prompts_fingerprint(options.prompts) if remote else None,
         "max_tokens": options.max_tokens if remote else None,
         "versions": engine_versions(),
+        "code": code_fingerprint(),
     }
 
 
