@@ -414,3 +414,38 @@ def test_recognize_is_thread_safe(server: FakeOpenAIServer) -> None:
     for i, bl in enumerate(pages):
         for j, b in enumerate(bl):
             assert b.text.startswith(f"[{5 + i}x{5 + j}]")
+
+
+# ------------------------------------------------------------------ through `ocrstack parse`
+
+
+def _parse_cli(tmp_path, url: str) -> int:
+    from ocrstack.bench import make_pdf
+    from ocrstack.cli import main
+
+    pdf = make_pdf(tmp_path / "doc.pdf", 2, lines=3)
+    args = ["parse", str(pdf), "--recognizer", "openai", "--layout", "none", "--server-url", url]
+    return main([*args, "-o", str(tmp_path / "out")])
+
+
+def test_parse_cli_through_openai_recognizer(tmp_path, server: FakeOpenAIServer) -> None:
+    assert _parse_cli(tmp_path, server.url) == 0
+    md = (tmp_path / "out" / "doc.md").read_text(encoding="utf-8")
+    assert md.count("请识别图中的文字") == 2  # one whole-page request per page
+
+
+def test_parse_cli_unreachable_server_exits_5_in_seconds(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    assert _parse_cli(tmp_path, url) == 5
+    assert time.monotonic() - start < 10
+    assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in capsys.readouterr().err
+
+
+def test_parse_cli_rejection_exits_6(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOpenAIServer(status=400) as srv:
+        assert _parse_cli(tmp_path, srv.url) == 6
+        assert srv.chat_count == 1
+    assert "--trust-request-mm-kwargs" in capsys.readouterr().err
