@@ -37,6 +37,13 @@ def verify(session: nox.Session) -> None:
     session.run("ocrstack", "verify", "--tiny", "--report-dir", ".ocrstack/verify", *session.posargs)
 
 
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks with their targets: client overhead, endpoint scaling, peak RSS, embedded pages/s."""
+    _install(session, "dev")
+    session.run("ocrstack", "bench", *session.posargs)
+
+
 @nox.session(name="lock-export")
 def lock_export(session: nox.Session) -> None:
     """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""
