@@ -63,13 +63,16 @@ def test_all_flags(tmp_path, monkeypatch):
             "--recognizer", "openai",
             "--server-url", "http://127.0.0.1:1", "--server-url", "http://127.0.0.1:2", "--model", "m",
             "--prompts", "mineru-diffusion", "--concurrency", "2", "--limit", "1", "--password", "pw",
-            "--force", "--keep-paratext", "--save-layout-images",
+            "--force", "--keep-paratext", "--save-layout-images", "--api-key", "sk-x", "--max-tokens", "99",
+            "--timeout", "5", "--retries", "0",
         )
     )  # fmt: skip
     assert opts.pages == "1-3,7" and opts.dpi == 150 and opts.layout == "none" and opts.recognizer == "openai"
     assert opts.server_urls == ("http://127.0.0.1:1", "http://127.0.0.1:2") and opts.model == "m"
     assert opts.prompts == "mineru-diffusion" and opts.concurrency == 2 and opts.limit == 1
     assert opts.password == "pw" and opts.force and opts.keep_paratext and opts.save_layout_images
+    assert (opts.max_tokens, opts.request_timeout, opts.retries) == (99, 5.0, 0)
+    assert opts.api_key == "sk-x" and "sk-x" not in repr(opts)
 
 
 def test_missing_input_is_bad_input_exit_3(tmp_path, capsys):
@@ -87,6 +90,8 @@ def test_unknown_layout_and_bad_pages_are_usage_errors(tmp_path, capsys):
     assert "rapid-layout, pp-doclayout-v3, paddlex, none" in capsys.readouterr().err
     assert cli.main(["parse", str(img), "-o", out, "--pages", "3-1", "--no-progress"]) == 2
     assert cli.main(["parse", str(img), "-o", out, "--concurrency", "0", "--no-progress"]) == 2
+    assert cli.main(["parse", str(img), "-o", out, "--retries", "-1", "--no-progress"]) == 2
+    assert cli.main(["parse", str(img), "-o", out, "--timeout", "0", "--no-progress"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"prompt set name or YAML file (default: {d.prompts})",
     )
     p.add_argument(
+        "--api-key",
+        default=None,
+        help="bearer token for --recognizer openai (default: $OPENAI_API_KEY; never logged)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=d.max_tokens,
+        help=f"generation cap per block (default: {d.max_tokens})",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=d.request_timeout,
+        help=f"seconds per request (default: {d.request_timeout:g})",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=d.retries,
+        help=f"retries after connection errors/timeouts/5xx, never after a 4xx (default: {d.retries})",
+    )
+    p.add_argument(
         "--concurrency",
         type=int,
         default=d.concurrency,
@@ -116,6 +139,10 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
         "force": args.force,
         "keep_paratext": args.keep_paratext,
         "save_layout_images": args.save_layout_images,
+        "api_key": args.api_key,
+        "max_tokens": args.max_tokens,
+        "request_timeout": args.timeout,
+        "retries": args.retries,
     }
     if args.server_urls:
         values["server_urls"] = tuple(args.server_urls)
@@ -128,5 +155,11 @@ def _handle(args: argparse.Namespace) -> int:
 
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}", "use e.g. --concurrency 4")
+    if args.max_tokens < 1 or args.timeout <= 0 or args.retries < 0:
+        raise UsageError(
+            f"--max-tokens {args.max_tokens}, --timeout {args.timeout:g}, --retries {args.retries}: "
+            "out of range",
+            "use --max-tokens >= 1, --timeout > 0 and --retries >= 0",
+        )
     pipeline.run(options_from_args(args), progress=not args.no_progress)
     return 0
