@@ -1,4 +1,7 @@
-"""Outputs (ocrstack.outputs): atomic writes, resume cache keyed by settings, overwrite guard."""
+"""Parse outputs (ocrstack.outputs): atomic writes, resume cache keyed by settings, overwrite guard.
+
+Named test_parse_outputs.py, not test_outputs.py: tests/verifying/test_outputs.py has the same
+basename in a directory without __init__.py (pytest rootdir import mode would clash)."""
 
 from __future__ import annotations
 
