@@ -64,7 +64,7 @@ def test_all_flags(tmp_path, monkeypatch):
             "--server-url", "http://127.0.0.1:1", "--server-url", "http://127.0.0.1:2", "--model", "m",
             "--prompts", "mineru-diffusion", "--concurrency", "2", "--limit", "1", "--password", "pw",
             "--force", "--keep-paratext", "--save-layout-images", "--api-key", "sk-x", "--max-tokens", "99",
-            "--timeout", "5", "--retries", "0",
+            "--timeout", "5", "--retries", "0", "--max-pixels", "1000000",
         )
     )  # fmt: skip
     assert opts.pages == "1-3,7" and opts.dpi == 150 and opts.layout == "none" and opts.recognizer == "openai"
@@ -72,6 +72,7 @@ def test_all_flags(tmp_path, monkeypatch):
     assert opts.prompts == "mineru-diffusion" and opts.concurrency == 2 and opts.limit == 1
     assert opts.password == "pw" and opts.force and opts.keep_paratext and opts.save_layout_images
     assert (opts.max_tokens, opts.request_timeout, opts.retries) == (99, 5.0, 0)
+    assert opts.max_pixels == 1_000_000
     assert opts.api_key == "sk-x" and "sk-x" not in repr(opts)
 
 

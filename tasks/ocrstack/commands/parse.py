@@ -103,6 +103,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"in-flight requests per server (default: {d.concurrency})",
     )
     p.add_argument("--limit", type=int, default=d.limit, help="parse at most N pages per input")
+    p.add_argument(
+        "--max-pixels",
+        type=int,
+        default=d.max_pixels,
+        help=f"pixel budget per rendered page; larger pages are scaled down (default: {d.max_pixels})",
+    )
     p.add_argument("--password", default=d.password, help="PDF user password")
     p.add_argument("--force", action="store_true", help="overwrite existing finished outputs")
     p.add_argument("--keep-paratext", action="store_true", help="keep headers, footers and page numbers")
@@ -135,6 +141,7 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
         "prompts": prompts,
         "concurrency": args.concurrency,
         "limit": args.limit,
+        "max_pixels": args.max_pixels,
         "password": args.password,
         "force": args.force,
         "keep_paratext": args.keep_paratext,
@@ -155,6 +162,8 @@ def _handle(args: argparse.Namespace) -> int:
 
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}", "use e.g. --concurrency 4")
+    if args.max_pixels < 1:
+        raise UsageError(f"--max-pixels must be >= 1, got {args.max_pixels}", "use e.g. --max-pixels 40000000")
     if args.max_tokens < 1 or args.timeout <= 0 or args.retries < 0:
         raise UsageError(
             f"--max-tokens {args.max_tokens}, --timeout {args.timeout:g}, --retries {args.retries}: "
