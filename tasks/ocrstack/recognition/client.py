@@ -277,6 +277,27 @@ def _post_chat(
         raise _Retryable(f"{url}: answer is not a chat completion ({exc})") from exc
 
 
+def chat_once(
+    url: str, body: dict[str, Any], *, timeout: float = 600.0, api_key: str | None = None
+) -> Completion:
+    """Send one chat-completions request to ``url`` without retries (checks, not parsing).
+
+    Used by the DSpark ``/metrics`` proof and the two-backend check, which must see the
+    server's first answer. ``body`` is usually from :func:`chat_body`.
+
+    Raises:
+        ServerRejected: a 4xx, with the known cause (guide 8).
+        ServerUnreachable: connection error, timeout, 5xx or an answer that is not a chat completion.
+    """
+    start = time.monotonic()
+    with make_client(url, timeout=timeout, api_key=api_key, connections=1) as client:
+        try:
+            text, finish, usage = _post_chat(client, body, str(body.get("model", "")))
+        except _Retryable as exc:
+            raise ServerUnreachable(str(exc), f"check the server log; {curl_hint(url)}") from exc
+    return Completion(text, finish, base_url(url), time.monotonic() - start, 1, usage)
+
+
 # ------------------------------------------------------------------------------------------- probe
 
 

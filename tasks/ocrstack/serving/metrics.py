@@ -17,8 +17,6 @@ labels; the per-position counter also has ``position``
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Any
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from ocrstack.errors import InputError, ServerRejected, ServerUnreachable
+from ocrstack.errors import InputError, ServerUnreachable
 from ocrstack.results import Check, Report, Status
 from ocrstack.serving.profiles import default_profiles_file
 
@@ -287,9 +285,9 @@ def text_page_png(lines: int = 12) -> str:
         draw.text(
             (20, 20 + 24 * i), f"{i + 1}. The quick brown fox jumps over the lazy dog {i * 7}", fill="black"
         )
-    buf = io.BytesIO()
-    img.save(buf, "PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    from ocrstack.recognition.client import png_data_url
+
+    return png_data_url(img)
 
 
 def send_requests(url: str, model: str, n: int = 3, max_tokens: int = 256, timeout: float = 600.0) -> int:
@@ -298,44 +296,12 @@ def send_requests(url: str, model: str, n: int = 3, max_tokens: int = 256, timeo
     Raises:
         ServerRejected: a 4xx answer; ServerUnreachable: connection failure or 5xx.
     """
-    import httpx
+    from ocrstack.recognition.client import chat_body, chat_once
 
-    body = {
-        "model": model,
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "image_url", "image_url": {"url": text_page_png()}},
-                    {"type": "text", "text": "OCR the text in this image."},
-                ],
-            }
-        ],
-        "max_tokens": max_tokens,
-        "temperature": 0,
-        "chat_template_kwargs": {"enable_thinking": False},
-    }
-    target = url.rstrip("/").removesuffix("/v1") + "/v1/chat/completions"
+    body = chat_body(model, "OCR the text in this image.", text_page_png(), max_tokens=max_tokens)
     total = 0
-    with httpx.Client(timeout=timeout, trust_env=False) as client:
-        for _ in range(n):
-            try:
-                r = client.post(target, json=body)
-            except httpx.HTTPError as exc:
-                raise ServerUnreachable(
-                    f"request to {target} failed ({exc})", "check the server log"
-                ) from exc
-            if 400 <= r.status_code < 500:
-                raise ServerRejected(
-                    f"{target} answered HTTP {r.status_code}: {r.text[:300]}",
-                    "check --model matches the served model name (guide 4.1)",
-                    status=r.status_code,
-                )
-            if r.status_code != 200:
-                raise ServerUnreachable(
-                    f"{target} answered HTTP {r.status_code}: {r.text[:300]}", "check the server log"
-                )
-            total += int((r.json().get("usage") or {}).get("completion_tokens") or 0)
+    for _ in range(n):
+        total += int(chat_once(url, body, timeout=timeout).usage.get("completion_tokens") or 0)
     return total
 
 

@@ -13,10 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from ocrstack.errors import ServerRejected, ServerUnreachable
-
 
 @dataclass(frozen=True)
 class Sample:
@@ -171,49 +167,17 @@ class OpenAIBackend:
             ServerUnreachable: connection failure or 5xx.
             ServerRejected: 4xx (not retried).
         """
-        body = {
-            "model": self.model,
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "image_url", "image_url": {"url": sample.data_url()}},
-                        {"type": "text", "text": sample.prompt},
-                    ],
-                }
-            ],
-            "temperature": 0,
-            "max_tokens": max_new_tokens,
-            "stream": False,
-            "chat_template_kwargs": {"enable_thinking": False},
-        }
+        from ocrstack.recognition.client import chat_body, chat_once
+
+        body = chat_body(self.model, sample.prompt, sample.data_url(), max_tokens=max_new_tokens)
         if sample.mm_kwargs:
             body["mm_processor_kwargs"] = dict(sample.mm_kwargs)
-        try:
-            r = httpx.post(
-                f"{self.url}/v1/chat/completions", json=body, timeout=self.timeout, trust_env=False
-            )
-        except httpx.HTTPError as exc:
-            raise ServerUnreachable(
-                f"{self.url}: {type(exc).__name__}: {exc}", "start the server and check the URL"
-            ) from exc
-        if 400 <= r.status_code < 500:
-            raise ServerRejected(
-                f"{self.url} answered {r.status_code}: {r.text[:300]}",
-                "check --server-model (the served model name) and the server flags (guide 4)",
-                status=r.status_code,
-            )
-        if r.status_code != 200:
-            raise ServerUnreachable(
-                f"{self.url} answered {r.status_code}: {r.text[:300]}", "read the server log"
-            )
-        data = r.json()
-        choice = data["choices"][0]
-        usage = data.get("usage") or {}
+        answer = chat_once(self.url, body, timeout=self.timeout)
+        usage = answer.usage
         return BackendResult(
             f"server {self.url} ({self.model})",
             usage.get("prompt_tokens"),
-            choice["message"].get("content") or "",
+            answer.text,
             usage.get("completion_tokens"),
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=answer.finish_reason,
         )
