@@ -7,9 +7,7 @@ optional engine (paddlex, transformers) only matters for the kind that needs it.
 
 from __future__ import annotations
 
-import importlib
-
-from ocrstack.errors import UsageError
+from ocrstack import registry
 from ocrstack.options import ParseOptions
 from ocrstack.types import LayoutProvider
 
@@ -27,7 +25,4 @@ def create(kind: str, options: ParseOptions) -> LayoutProvider:
     Raises:
         UsageError: unknown kind; the message lists the valid ones.
     """
-    if kind not in LAYOUTS:
-        raise UsageError(f"unknown layout kind '{kind}'", f"use --layout with one of: {', '.join(LAYOUTS)}")
-    module, _, factory = LAYOUTS[kind].partition(":")
-    return getattr(importlib.import_module(module), factory)(options)
+    return registry.create(LAYOUTS, kind, "--layout", options)

@@ -5,9 +5,7 @@ Each kind maps to ``module:factory``; the factory takes :class:`ocrstack.options
 
 from __future__ import annotations
 
-import importlib
-
-from ocrstack.errors import UsageError
+from ocrstack import registry
 from ocrstack.options import ParseOptions
 from ocrstack.types import Recognizer
 
@@ -23,7 +21,4 @@ def create(kind: str, options: ParseOptions) -> Recognizer:
     Raises:
         UsageError: unknown kind; the message lists the valid ones.
     """
-    if kind not in RECOGNIZERS:
-        raise UsageError(f"unknown recognizer kind '{kind}'", f"use --recognizer with one of: {', '.join(RECOGNIZERS)}")
-    module, _, factory = RECOGNIZERS[kind].partition(":")
-    return getattr(importlib.import_module(module), factory)(options)
+    return registry.create(RECOGNIZERS, kind, "--recognizer", options)
