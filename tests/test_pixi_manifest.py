@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from ocrstack import manifest
 from ocrstack.cli import subcommands
@@ -20,8 +20,19 @@ DESIGN_ENVS = {
     "vllm": {"vllm"},
 }
 TOOLCHAIN = {
-    "gcc_linux-64", "gxx_linux-64", "cuda-version", "cuda-nvcc", "cuda-cccl", "cuda-nvrtc-dev",
-    "cuda-cudart-dev", "libnvjitlink-dev", "cmake", "ninja", "ccache", "rust", "python",
+    "gcc_linux-64",
+    "gxx_linux-64",
+    "cuda-version",
+    "cuda-nvcc",
+    "cuda-cccl",
+    "cuda-nvrtc-dev",
+    "cuda-cudart-dev",
+    "libnvjitlink-dev",
+    "cmake",
+    "ninja",
+    "ccache",
+    "rust",
+    "python",
 }
 
 
@@ -101,8 +112,13 @@ def test_references_resolve(pixi: dict) -> None:
 
 
 def test_reference_check_catches_dangling_names(pixi: dict) -> None:
-    broken = {**pixi, "tasks": {**pixi["tasks"], "x": {"cmd": "ocrstack versions show", "depends-on": ["nope"],
-                                                       "default-environment": "ghost"}}}
+    broken = {
+        **pixi,
+        "tasks": {
+            **pixi["tasks"],
+            "x": {"cmd": "ocrstack versions show", "depends-on": ["nope"], "default-environment": "ghost"},
+        },
+    }
     errs = manifest.reference_errors(broken)
     assert any("nope" in e for e in errs) and any("ghost" in e for e in errs)
 
@@ -113,8 +129,19 @@ def test_pins_equal_versions_yaml(pixi: dict) -> None:
 
 def test_pin_check_catches_drift(pixi: dict) -> None:
     feat = pixi["feature"]["vllm-build"]["pypi-dependencies"]
-    drifted = {**pixi, "feature": {**pixi["feature"], "vllm-build": {"pypi-dependencies": {
-        **feat, "torch": {"version": "==2.13.0", "index": feat["torch"]["index"]}, "cmake-x": "==1"}}}}
+    drifted = {
+        **pixi,
+        "feature": {
+            **pixi["feature"],
+            "vllm-build": {
+                "pypi-dependencies": {
+                    **feat,
+                    "torch": {"version": "==2.13.0", "index": feat["torch"]["index"]},
+                    "cmake-x": "==1",
+                }
+            },
+        },
+    }
     errs = manifest.pin_mismatches(drifted)
     assert any("torch" in e for e in errs) and any("cmake-x" in e for e in errs)
 

@@ -82,11 +82,16 @@ def test_cli_reports_this_machine(cli_env: dict[str, str]) -> None:
     """The real installed versions of this test environment against the cpu-test pins."""
     proc = subprocess.run(
         ["ocrstack", "versions", "check", "--env", "cpu-test", "--json"],
-        capture_output=True, text=True, env=cli_env, check=False,
+        capture_output=True,
+        text=True,
+        env=cli_env,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert '"ok": true' in proc.stdout
-    show = subprocess.run(["ocrstack", "versions", "show"], capture_output=True, text=True, env=cli_env, check=True)
+    show = subprocess.run(
+        ["ocrstack", "versions", "show"], capture_output=True, text=True, env=cli_env, check=True
+    )
     assert "18499" in show.stdout
 
 

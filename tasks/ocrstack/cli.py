@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every registered subcommand."""
     parser = argparse.ArgumentParser(
         prog="ocrstack",
-        description="Build, serve, parse and verify document-parsing OCR VLMs (MiniCPM-OCR 1.0, MinerU-Diffusion).",
+        description="Build, serve, parse and verify document-parsing OCR VLMs "
+        "(MiniCPM-OCR 1.0, MinerU-Diffusion).",
     )
     parser.add_argument("--version", action="version", version=f"ocrstack {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -45,7 +45,16 @@ def _uv() -> str:
 
 def _exported(name: str, root: Path) -> str:
     """Return the requirements text (with hashes) of export ``name`` from ``root/uv.lock``."""
-    argv = [_uv(), "export", "--frozen", "--no-dev", "--no-emit-project", "--format", "requirements-txt", "--quiet"]
+    argv = [
+        _uv(),
+        "export",
+        "--frozen",
+        "--no-dev",
+        "--no-emit-project",
+        "--format",
+        "requirements-txt",
+        "--quiet",
+    ]
     for extra in EXPORTS[name]:
         argv += ["--extra", extra]
     return proc.run(argv, cwd=root, capture=True, echo=False).stdout

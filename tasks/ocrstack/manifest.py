@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from packaging.requirements import Requirement
 
 from ocrstack import versions
@@ -78,7 +78,9 @@ def schema_errors(manifest: dict[str, Any], schema_path: Path) -> list[str]:
 
 def features(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Return ``{feature name: table}``; the root tables form the feature ``default``."""
-    out = {"default": {k: manifest[k] for k in ("dependencies", "pypi-dependencies", "tasks") if k in manifest}}
+    out = {
+        "default": {k: manifest[k] for k in ("dependencies", "pypi-dependencies", "tasks") if k in manifest}
+    }
     out.update(manifest.get("feature", {}))
     return out
 
@@ -137,7 +139,9 @@ def reference_errors(manifest: dict[str, Any]) -> list[str]:
         if de and de not in envs:
             errs.append(f"task {name}: default-environment {de} does not exist")
         if de and de in envs and feat not in envs[de]:
-            errs.append(f"task {name} (feature {feat}): default-environment {de} does not include that feature")
+            errs.append(
+                f"task {name} (feature {feat}): default-environment {de} does not include that feature"
+            )
         deps = task.get("depends-on", [])
         for dep in deps if isinstance(deps, list) else [deps]:
             target = dep if isinstance(dep, str) else dep.get("task")
@@ -162,7 +166,9 @@ def pin_mismatches(manifest: dict[str, Any], pins_path: Path | None = None) -> l
     Unpinned specs (``"*"``) are allowed; any other spec must be traceable to a pin.
     """
     errs: list[str] = []
-    build_tools = {Requirement(r).name: str(Requirement(r).specifier) for r in versions.pin("build-tools", pins_path)}
+    build_tools = {
+        Requirement(r).name: str(Requirement(r).specifier) for r in versions.pin("build-tools", pins_path)
+    }
     cuda = str(versions.pin("conda-toolchain.cuda", pins_path))
     for entry in manifest.get("workspace", {}).get("platforms", []):
         if isinstance(entry, dict) and "cuda" in entry and entry["cuda"] != cuda:
@@ -174,8 +180,8 @@ def pin_mismatches(manifest: dict[str, Any], pins_path: Path | None = None) -> l
                 continue
             if name not in CONDA_PINS:
                 errs.append(f"feature {feat}: conda {name} = {spec!r} has no pin in envs/versions.yaml")
-            elif spec != str(versions.pin(CONDA_PINS[name], pins_path)):
-                errs.append(f"feature {feat}: conda {name} = {spec!r} != versions.yaml {versions.pin(CONDA_PINS[name], pins_path)!r}")
+            elif spec != (want := str(versions.pin(CONDA_PINS[name], pins_path))):
+                errs.append(f"feature {feat}: conda {name} = {spec!r} != versions.yaml {want!r}")
         for name, value in table.get("pypi-dependencies", {}).items():
             spec, index = _pypi_spec(value)
             if spec in (None, "*"):
@@ -189,6 +195,6 @@ def pin_mismatches(manifest: dict[str, Any], pins_path: Path | None = None) -> l
                 continue
             if str(Requirement(f"x{spec}").specifier) != str(Requirement(f"x{want}").specifier):
                 errs.append(f"feature {feat}: pypi {name} = {spec!r} != versions.yaml {want!r}")
-            if name in PYPI_INDEX and index != versions.pin(PYPI_INDEX[name], pins_path):
-                errs.append(f"feature {feat}: pypi {name} index {index!r} != versions.yaml {versions.pin(PYPI_INDEX[name], pins_path)!r}")
+            if name in PYPI_INDEX and index != (url := versions.pin(PYPI_INDEX[name], pins_path)):
+                errs.append(f"feature {feat}: pypi {name} index {index!r} != versions.yaml {url!r}")
     return errs

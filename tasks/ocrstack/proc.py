@@ -133,7 +133,12 @@ def spawn(
     fh = log.open("ab")
     try:
         return subprocess.Popen(
-            args, env=env, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            args,
+            env=env,
+            cwd=cwd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     except FileNotFoundError as exc:

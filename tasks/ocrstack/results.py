@@ -12,6 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
+from ocrstack.errors import CheckFailed, OcrstackError
+
 
 class Status(str, Enum):
     """Outcome of one check."""
@@ -51,6 +53,17 @@ class Report:
         """True when no check failed (warnings and not-run checks do not fail a report)."""
         return all(c.status is not Status.FAIL for c in self.checks)
 
+    def failures(self) -> list[Check]:
+        """The checks whose status is ``fail``, in order."""
+        return [c for c in self.checks if c.status is Status.FAIL]
+
+    def raise_if_failed(self, what: str, error: type[OcrstackError] = CheckFailed) -> None:
+        """Raise ``error("<what> failed: name: detail; ...", first fix)`` when any check failed."""
+        failed = self.failures()
+        if failed:
+            listed = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in failed)
+            raise error(f"{what} failed: {listed}", next((c.fix for c in failed if c.fix), None))
+
     def counts(self) -> dict[str, int]:
         """Return ``{status: count}`` for every status, zeros included."""
         out = {s.value: 0 for s in Status}
@@ -59,7 +72,7 @@ class Report:
         return out
 
     def to_json(self) -> str:
-        """Return the report as JSON: ``{"title", "ok", "counts", "checks": [...]}`` (shape pinned by tests)."""
+        """Return the report as JSON: ``{"title", "ok", "counts", "checks": [...]}`` (shape pinned)."""
         checks = [{**asdict(c), "status": c.status.value} for c in self.checks]
         return json.dumps(
             {"title": self.title, "ok": self.ok, "counts": self.counts(), "checks": checks},
@@ -78,7 +91,5 @@ class Report:
             if c.fix and c.status in (Status.FAIL, Status.WARN):
                 lines.append(f"            fix: {c.fix}")
         n = self.counts()
-        lines.append(
-            f"{n['pass']} passed, {n['fail']} failed, {n['warn']} warnings, {n['not-run']} not run"
-        )
+        lines.append(f"{n['pass']} passed, {n['fail']} failed, {n['warn']} warnings, {n['not-run']} not run")
         return "\n".join(lines)

@@ -31,11 +31,17 @@ def _load(path: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: versions file not found", "run from an ocrstack checkout or set OCRSTACK_VERSIONS") from exc
+        raise ConfigError(
+            f"{path}: versions file not found", "run from an ocrstack checkout or set OCRSTACK_VERSIONS"
+        ) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})", "fix the syntax error at the position shown") from exc
+        raise ConfigError(
+            f"{path}: not valid YAML ({exc})", "fix the syntax error at the position shown"
+        ) from exc
     if not isinstance(data, dict) or data.get("schema") != 1:
-        raise ConfigError(f"{path}: expected a mapping with 'schema: 1'", "restore envs/versions.yaml from git")
+        raise ConfigError(
+            f"{path}: expected a mapping with 'schema: 1'", "restore envs/versions.yaml from git"
+        )
     return data
 
 
@@ -123,11 +129,20 @@ def _fork_transformers(v: dict[str, Any]) -> Expectation:
 
 def _torch_cu130(v: dict[str, Any]) -> list[Expectation]:
     t = v["torch"]
-    fix = f"pip install torch=={t['torch']} torchaudio=={t['torchaudio']} torchvision=={t['torchvision']} --index-url {t['index']}"
+    fix = (
+        f"pip install torch=={t['torch']} torchaudio=={t['torchaudio']} "
+        f"torchvision=={t['torchvision']} --index-url {t['index']}"
+    )
     return [
         Expectation("torch", t["torch"] + t["local"], _public(t["torch"], t["local"]), fix),
         Expectation("torchvision", t["torchvision"] + t["local"], _public(t["torchvision"], t["local"]), fix),
-        Expectation("torchaudio", t["torchaudio"] + t["local"], _public(t["torchaudio"], t["local"]), fix, absent_ok=True),
+        Expectation(
+            "torchaudio",
+            t["torchaudio"] + t["local"],
+            _public(t["torchaudio"], t["local"]),
+            fix,
+            absent_ok=True,
+        ),
     ]
 
 
@@ -164,18 +179,45 @@ def expectations(env: str, path: Path | None = None) -> list[Expectation]:
                 "transformers",
                 up["transformers"],
                 _spec(up["transformers"]),
-                f"pip install --no-deps 'transformers{up['transformers']}' (after vLLM; vllm pins {up['vllm-transformers-pin']})",
+                f"pip install --no-deps 'transformers{up['transformers']}' "
+                f"(after vLLM; vllm pins {up['vllm-transformers-pin']})",
             ),
         ],
         "tf": [*_torch_cu130(v)[:2], _fork_transformers(v)],
         "sdk": [
-            Expectation("paddlex", v["sdk"]["paddlex"], _exact(v["sdk"]["paddlex"]), f"pip install paddlex=={v['sdk']['paddlex']}", absent_ok=True),
-            Expectation("pypdfium2", v["sdk"]["pypdfium2"], _spec(v["sdk"]["pypdfium2"]), "pip install 'pypdfium2>=4' (guide 8)"),
+            Expectation(
+                "paddlex",
+                v["sdk"]["paddlex"],
+                _exact(v["sdk"]["paddlex"]),
+                f"pip install paddlex=={v['sdk']['paddlex']}",
+                absent_ok=True,
+            ),
+            Expectation(
+                "pypdfium2",
+                v["sdk"]["pypdfium2"],
+                _spec(v["sdk"]["pypdfium2"]),
+                "pip install 'pypdfium2>=4' (guide 8)",
+            ),
         ],
         "cpu-test": [
-            Expectation("torch", cpu["torch"], lambda f: f.split("+")[0] == cpu["torch"], f"pip install torch=={cpu['torch']} torchvision=={cpu['torchvision']}"),
-            Expectation("torchvision", cpu["torchvision"], lambda f: f.split("+")[0] == cpu["torchvision"], f"pip install torch=={cpu['torch']} torchvision=={cpu['torchvision']}"),
-            Expectation("transformers", cpu["transformers"], _exact(cpu["transformers"]), f"pip install transformers=={cpu['transformers']}"),
+            Expectation(
+                "torch",
+                cpu["torch"],
+                lambda f: f.split("+")[0] == cpu["torch"],
+                f"pip install torch=={cpu['torch']} torchvision=={cpu['torchvision']}",
+            ),
+            Expectation(
+                "torchvision",
+                cpu["torchvision"],
+                lambda f: f.split("+")[0] == cpu["torchvision"],
+                f"pip install torch=={cpu['torch']} torchvision=={cpu['torchvision']}",
+            ),
+            Expectation(
+                "transformers",
+                cpu["transformers"],
+                _exact(cpu["transformers"]),
+                f"pip install transformers=={cpu['transformers']}",
+            ),
         ],
     }
     if env not in table:
@@ -185,14 +227,16 @@ def expectations(env: str, path: Path | None = None) -> list[Expectation]:
 
 def _python_check(env: str, v: dict[str, Any]) -> Check:
     want = str(v["python"].get(env, v["python"]["sdk"]) if env != "cpu-test" else ">=3.10")
-    found = "%d.%d.%d" % sys.version_info[:3]
+    found = ".".join(str(n) for n in sys.version_info[:3])
     spec = want if want[0] in "<>=!~" else f"=={want}.*"
     ok = Version(found) in SpecifierSet(spec)
     return Check(
         "python",
         Status.PASS if ok else Status.FAIL,
         f"{found} (want {want})",
-        fix="" if ok else f"create the environment with Python {want} (pixi does this: pixi install -e {env})",
+        fix=""
+        if ok
+        else f"create the environment with Python {want} (pixi does this: pixi install -e {env})",
         expected=want,
         found=found,
     )
@@ -215,9 +259,18 @@ def check(env: str, path: Path | None = None, lookup: Callable[[str], str | None
             continue
         ok = exp.test(found)
         detail = f"{found} (want {exp.want})"
-        if not ok and exp.dist == "transformers" and exp.want.endswith(".dev0") and found == exp.want[: -len(".dev0")]:
+        if (
+            not ok
+            and exp.dist == "transformers"
+            and exp.want.endswith(".dev0")
+            and found == exp.want[: -len(".dev0")]
+        ):
             detail += " -- the editable feat-ocr install was overwritten by vLLM's dependencies (guide 8)"
-        report.add(Check(exp.dist, Status.PASS if ok else Status.FAIL, detail, "" if ok else exp.fix, exp.want, found))
+        report.add(
+            Check(
+                exp.dist, Status.PASS if ok else Status.FAIL, detail, "" if ok else exp.fix, exp.want, found
+            )
+        )
     if env == "sdk":
         # guide 1: sdk-env must not share an environment with torch / vLLM (numpy, opencv conflicts)
         for heavy in ("torch", "vllm"):

@@ -23,13 +23,14 @@ def _fake_serve(calls: list):
 
 
 @pytest.mark.parametrize(("status", "rc"), [(Status.PASS, 0), (Status.FAIL, CheckFailed.exit_code)])
-def test_dspark_profile_runs_the_metrics_proof(monkeypatch: pytest.MonkeyPatch, status: Status, rc: int) -> None:
+def test_dspark_profile_runs_the_metrics_proof(monkeypatch: pytest.MonkeyPatch, status: Status, rc: int):
     calls: list = []
     monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
 
     def run_check(url, model):
         calls.append(("check", url, model))
-        return Report("dspark", [Check("spec-decode-counters", status, "counters", "add --speculative-config")])
+        check = Check("spec-decode-counters", status, "counters", "add --speculative-config")
+        return Report("dspark", [check])
 
     monkeypatch.setattr(serve_cmd.metrics, "run_check", run_check)
     assert main(["serve", "--profile", "dspark", "--build", "feat-ocr"]) == rc

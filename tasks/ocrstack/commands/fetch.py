@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ocrstack.errors import CheckFailed, UsageError
+from ocrstack.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,9 +66,7 @@ def _pairs(items: list[str]) -> tuple[tuple[str, str], ...]:
 
 def _finish(report, as_json: bool) -> int:
     print(report.to_json() if as_json else report.to_text())
-    if not report.ok:
-        failed = [c for c in report.checks if c.status.value == "fail"]
-        raise CheckFailed(f"fetch checks failed: {', '.join(c.name for c in failed)}", failed[0].fix or None)
+    report.raise_if_failed("fetch checks")
     return 0
 
 
@@ -107,7 +105,6 @@ def _layout(args: argparse.Namespace) -> int:
         LayoutFetchOptions(dest=args.dest, url=args.url, keep_tar=args.keep_tar, retries=args.retries)
     )
     print(report.to_text())
-    if not report.ok:
-        raise CheckFailed(f"{target}: layout model check failed", report.checks[-1].fix or None)
+    report.raise_if_failed(f"{target}: layout model check")
     print(export_line(target))
     return 0

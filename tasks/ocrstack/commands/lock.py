@@ -13,7 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``lock`` verb with ``export`` and ``check``."""
     p = sub.add_parser("lock", help="export or check the committed lock files")
     lsub = p.add_subparsers(dest="lock_command", metavar="ACTION", required=True)
-    exp = lsub.add_parser("export", help="re-export envs/lock/*.txt from uv.lock (and conda specs when pixi exists)")
+    exp = lsub.add_parser(
+        "export", help="re-export envs/lock/*.txt from uv.lock (and conda specs when pixi exists)"
+    )
     exp.add_argument("--conda-dir", type=Path, default=None, help="where conda explicit specs go")
     exp.set_defaults(handler=_export)
     chk = lsub.add_parser("check", help="fail when envs/lock/*.txt no longer match uv.lock")
@@ -36,6 +38,8 @@ def _export(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     bad = lockfiles.stale(lockfiles.LockOptions(root=_root()))
     if bad:
-        raise CheckFailed(f"envs/lock/{{{','.join(bad)}}}.txt differ from uv.lock", "run `ocrstack lock export` and commit")
+        raise CheckFailed(
+            f"envs/lock/{{{','.join(bad)}}}.txt differ from uv.lock", "run `ocrstack lock export` and commit"
+        )
     print("envs/lock/*.txt match uv.lock")
     return 0

@@ -163,7 +163,9 @@ def _handle(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}", "use e.g. --concurrency 4")
     if args.max_pixels < 1:
-        raise UsageError(f"--max-pixels must be >= 1, got {args.max_pixels}", "use e.g. --max-pixels 40000000")
+        raise UsageError(
+            f"--max-pixels must be >= 1, got {args.max_pixels}", "use e.g. --max-pixels 40000000"
+        )
     if args.max_tokens < 1 or args.timeout <= 0 or args.retries < 0:
         raise UsageError(
             f"--max-tokens {args.max_tokens}, --timeout {args.timeout:g}, --retries {args.retries}: "

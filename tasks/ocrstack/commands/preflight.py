@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ocrstack.errors import CheckFailed, UsageError
+from ocrstack.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +49,5 @@ def _run(args: argparse.Namespace) -> int:
     )
     report = preflight.run(opts)
     print(report.to_json() if opts.json else report.to_text())
-    if not report.ok:
-        failed = [c for c in report.checks if c.status.value == "fail"]
-        raise CheckFailed(f"preflight failed: {', '.join(c.name for c in failed)}", failed[0].fix or None)
+    report.raise_if_failed("preflight")
     return 0

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from ocrstack import options as parse_defaults
-from ocrstack.errors import CheckFailed, UsageError
+from ocrstack.errors import UsageError
 from ocrstack.serving import launcher, metrics, runner
 
 _SHORTCUTS = ("model", "draft_model", "port", "host", "served_model_name", "gguf", "mmproj")
@@ -123,9 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
         # guide 6: a server that answers is not proof that DSpark is active; check /metrics now.
         report = metrics.run_check(result.plan.url, result.plan.served_model)
         print(report.to_text())
-        if not report.ok:
-            failed = next(c for c in report.checks if c.status.value == "fail")
-            raise CheckFailed(f"DSpark check failed: {failed.detail}", failed.fix)
+        report.raise_if_failed("DSpark check")
     return 0
 
 
@@ -149,7 +147,5 @@ def _dspark_check(args: argparse.Namespace) -> int:
         model = args.check_model or parse_defaults.default_model()
         report = metrics.run_check(url, model, args.requests)
     print(report.to_json() if args.json else report.to_text())
-    if not report.ok:
-        failed = next(c for c in report.checks if c.status.value == "fail")
-        raise CheckFailed(f"DSpark check failed: {failed.detail}", failed.fix)
+    report.raise_if_failed("DSpark check")
     return 0

@@ -63,9 +63,7 @@ def _check(args: argparse.Namespace) -> int:
         ToolchainOptions(python=args.python, nvcc=args.nvcc, cxx=args.cxx, cuda_home=args.cuda_home)
     )
     print(report.to_json() if args.json else report.to_text())
-    if not report.ok:
-        bad = next(c for c in report.checks if c.status.value == "fail")
-        raise CheckFailed(f"toolchain check failed: {bad.name}: {bad.detail}", bad.fix or None)
+    report.raise_if_failed("toolchain check")
     return 0
 
 

@@ -31,8 +31,5 @@ def _show(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     report = versions.check(args.env, args.file)
     print(report.to_json() if args.json else report.to_text())
-    if not report.ok:
-        failed = ", ".join(c.name for c in report.checks if c.status.value == "fail")
-        first_fix = next(c.fix for c in report.checks if c.status.value == "fail")
-        raise EnvironmentMismatch(f"environment '{args.env}' does not match envs/versions.yaml ({failed})", first_fix)
+    report.raise_if_failed(f"versions check --env {args.env} (envs/versions.yaml)", EnvironmentMismatch)
     return 0
