@@ -157,3 +157,28 @@ def test_pin_check_catches_drift(pixi: dict) -> None:
 )
 def test_task_verbs(cmd: str, verbs: list[str]) -> None:
     assert manifest.task_verbs(cmd) == verbs
+
+
+REQUIRED_TASKS = {
+    # issue 2 item 3: task -> the environment it must default to
+    "preflight": "default", "fetch-models": "default", "fetch-layout": "default",
+    "build-vllm": "vllm-build", "install-transformers-fork": "vllm-build", "versions-check": "vllm-build",
+    "serve-dspark": "vllm-build", "serve-standard": "vllm-build", "serve-tf": "tf", "wait-ready": "default",
+    "parse": "sdk", "verify": "merged", "doctor": "default", "lock-export": "default",
+}  # fmt: skip
+
+
+def test_required_tasks_and_their_wiring(pixi: dict) -> None:
+    found = {name: task for _, name, task in manifest.tasks(pixi)}
+    for name, env in REQUIRED_TASKS.items():
+        assert name in found, f"missing task {name}"
+        assert found[name].get("default-environment") == env, name
+    # guide 3.2: the transformers fork goes in after vLLM, never before
+    deps = found["install-transformers-fork"]["depends-on"]
+    assert [d["task"] if isinstance(d, dict) else d for d in deps] == ["build-vllm"]
+    # the vLLM build is cached on its sources and produces the extension (guide 3.2)
+    assert found["build-vllm"]["inputs"] and found["build-vllm"]["outputs"] == [
+        "{{ src }}/vllm/_C_stable_libtorch.abi3.so"
+    ]
+    # `pixi run -e sdk parse doc.pdf`: one typed positional argument, run in the caller's directory
+    assert found["parse"]["args"] == ["input"] and "$INIT_CWD" in found["parse"]["cmd"]
