@@ -142,3 +142,16 @@ def test_installed_cli_exit_code_for_bad_input(tmp_path, cli_env):
         capture_output=True, text=True, env=cli_env, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 3 and "missing.pdf" in proc.stderr
+
+
+def test_bad_output_path_and_limit_zero_are_one_line_usage_errors(tmp_path, capsys):
+    img = tmp_path / "a.png"
+    Image.new("RGB", (50, 40), "white").save(img)
+    afile = tmp_path / "afile"
+    afile.touch()
+    for argv in (["-o", str(afile)], ["-o", "/proc/nope"], ["--limit", "0", "-o", str(tmp_path / "o")]):
+        assert cli.main(["parse", str(img), *argv, "--no-progress"]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert ("--limit" in err) if "--limit" in argv else (argv[1] in err), err
+    assert not (tmp_path / "o" / "a.md").exists()

@@ -282,3 +282,32 @@ def test_openai_recognizer_end_to_end_against_a_local_server(tmp_path: Path):
     data = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())
     assert data["recognizer"] == "openai" and data["model"]["recognizer_served_model"] == "minicpm-ocr"
     assert data["validation"]["ok"] and data["pages"][0]["structured"] is True
+
+
+def test_output_path_that_is_a_file_fails_before_any_page_is_parsed(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 1)
+    afile = tmp_path / "afile"
+    afile.write_text("keep me")
+    rec = FakeRecognizer()
+    with pytest.raises(UsageError, match=r"afile is an existing file.*fix: pass -o a directory"):
+        _run(tmp_path, opts=ParseOptions(inputs=(tmp_path / "doc.tif",), output=afile), rec=rec)
+    assert rec.calls == [] and afile.read_text() == "keep me"
+    # a parent that is a file (NotADirectoryError) and an unwritable place (/proc) are one-line errors too
+    for bad in (afile / "sub", Path("/proc/ocrstack-nope")):
+        with pytest.raises(UsageError, match="cannot create or write the output directory") as err:
+            _run(tmp_path, opts=ParseOptions(inputs=(tmp_path / "doc.tif",), output=bad), rec=rec)
+        assert str(bad) in str(err.value) and "\n" not in str(err.value)
+    assert rec.calls == []
+
+
+def test_limit_below_one_is_rejected_before_the_overwrite_check(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 2)
+    with pytest.raises(UsageError, match="--limit must be >= 1"):
+        _run(tmp_path, limit=0)
+    assert not (tmp_path / "out" / "doc.md").exists()
+    _run(tmp_path)
+    # an existing output must not hide a bad option value
+    with pytest.raises(UsageError, match="--limit must be >= 1"):
+        _run(tmp_path, limit=0)
+    with pytest.raises(UsageError, match="page"):
+        _run(tmp_path, pages="3-1")

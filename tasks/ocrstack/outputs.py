@@ -137,6 +137,29 @@ def output_names(sources: list[Path]) -> dict[Path, str]:
     }
 
 
+def ensure_output_dir(out_dir: Path) -> None:
+    """Create ``out_dir`` (with parents) and check a file can be written in it, before any page
+    is parsed, so a bad ``-o`` fails in a second instead of after the OCR work (review of issue 3).
+
+    Raises:
+        UsageError: ``out_dir`` (or one of its parents) is an existing file, cannot be
+            created, or is not writable; the message names the path and the fix.
+    """
+    hint = "pass -o a directory you can write to (it is created when missing)"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"-o {out_dir} is an existing file, not a directory", hint)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir, prefix=".ocrstack-write-test-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename and Path(exc.filename) != out_dir else ""
+        raise UsageError(
+            f"-o {out_dir}: cannot create or write the output directory: {reason}{where}", hint
+        ) from None
+
+
 def check_overwrite(paths: OutputPaths, force: bool) -> None:
     """Refuse to replace a finished output without ``force``.
 

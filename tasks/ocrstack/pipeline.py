@@ -227,8 +227,9 @@ def run(
     summary lines (default: stderr).
 
     Raises:
-        InputError / UsageError: bad input or option, before any page is parsed where possible
-            (existing outputs without --force, malformed --pages, unreadable files).
+        InputError / UsageError: bad input or option, before any page is parsed (--limit < 1,
+            malformed --pages, unreadable files, an -o that is a file or not writable, existing
+            outputs without --force -- checked in that order).
         ServerUnreachable / ServerRejected / ConfigError: stop the run at once.
         PartialSuccess: some pages failed; everything else was written (rerun resumes).
         CheckFailed: all pages parsed but the post-write validation failed (guide 6).
@@ -236,14 +237,20 @@ def run(
     from tqdm import tqdm
 
     say = echo or (lambda s: print(s, file=sys.stderr))
+    if options.limit is not None and options.limit < 1:
+        raise UsageError(f"--limit must be >= 1, got {options.limit}", "use e.g. --limit 1, or omit --limit")
     out_dir = Path(options.output).absolute()
     files = _without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
     names = outputs.output_names(files)
+    # option values first (page ranges), then the output directory, then "already exists":
+    # an existing output must not hide a bad option, and nothing is parsed before all pass
+    selections = {f: _selected(f, options) for f in files}
+    outputs.ensure_output_dir(out_dir)
     plans = []
     for f in files:
         paths = outputs.OutputPaths(out_dir, names[f])
         outputs.check_overwrite(paths, options.force)
-        plans.append((f, paths, _selected(f, options)))
+        plans.append((f, paths, selections[f]))
     parser = parser or Parser(options)
     probe = getattr(parser.recognizer, "probe", None)
     if callable(probe):
