@@ -234,3 +234,11 @@ def test_cli_serve_refuses_upstream_build_before_launch(tmp_path: Path, monkeypa
     assert "targets the feat-ocr build but the environment has upstream" in err
     assert "--trust-request-mm-kwargs" in err
     assert not (tmp_path / "run").exists()  # nothing was started
+
+
+@pytest.mark.parametrize("name", sorted(launcher.profiles_mod.load().profiles))
+def test_banner_names_the_source_once(name: str) -> None:
+    lp = plan(name, gpu="0")
+    banner = lp.render().splitlines()[0]
+    assert banner.startswith(f"# profile {name}: ")
+    assert banner.count(lp.profile.source) == 1, banner

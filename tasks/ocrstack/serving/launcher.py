@@ -121,7 +121,10 @@ class LaunchPlan:
 
     def render(self) -> str:
         """Text shown by ``serve --dry-run``: environment, shell-quoted command, files, notes."""
-        lines = [f"# profile {self.profile.name}: {self.profile.description} ({self.profile.source})"]
+        desc, source = self.profile.description, self.profile.source
+        # descriptions usually cite their guide section already ("... (guide 4.1)"): name it once
+        head = desc if not source or source in desc else f"{desc} ({source})"
+        lines = [f"# profile {self.profile.name}: {head}"]
         found = self.build or "unknown"
         lines.append(f"# build: {self.profile.build} required; found: {found} ({self.build_detail})")
         lines.append("# environment:")
