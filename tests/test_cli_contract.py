@@ -46,3 +46,16 @@ def test_unit_tests_cannot_start_processes_unmarked() -> None:
     """The autouse guard in tests/conftest.py: an unmarked test that spawns a process fails."""
     with pytest.raises(AssertionError, match="mark the test"):
         subprocess.run(["true"], check=False)
+
+
+
+def test_closed_pipe_is_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ocrstack ... | head`: a BrokenPipeError from printing ends quietly with 128 + SIGPIPE."""
+    from ocrstack import versions
+
+    def broken(*_a, **_k):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(versions, "show", broken)
+    monkeypatch.setattr("os.dup2", lambda *a: None)  # keep pytest's own stdout
+    assert main(["versions", "show"]) == 141

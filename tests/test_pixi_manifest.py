@@ -182,3 +182,13 @@ def test_required_tasks_and_their_wiring(pixi: dict) -> None:
     ]
     # `pixi run -e sdk parse doc.pdf`: one typed positional argument, run in the caller's directory
     assert found["parse"]["args"] == ["input"] and "$INIT_CWD" in found["parse"]["cmd"]
+
+
+def test_versions_check_knows_every_pixi_environment(pixi: dict) -> None:
+    """`versions-check` runs `--env {{ pixi.environment.name }}`: each environment needs pins."""
+    from ocrstack import versions
+
+    task = next(t for _, n, t in manifest.tasks(pixi) if n == "versions-check")
+    assert "{{ pixi.environment.name }}" in task["cmd"]
+    for env in manifest.environments(pixi):
+        versions.expectations(env)  # raises ConfigError for an environment without pins

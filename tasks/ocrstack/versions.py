@@ -162,7 +162,8 @@ def expectations(env: str, path: Path | None = None) -> list[Expectation]:
 
     Environments (pixi.toml / README): ``vllm-build`` and ``merged`` (guide 3.2, 7, 9),
     ``vllm`` (upstream prebuilt), ``tf`` (guide 3.3), ``sdk`` (guide 3.1),
-    ``cpu-test`` (this project's test environment).
+    ``cpu-test`` (this project's test environment), ``default``/``dev`` (pixi tooling env:
+    only the interpreter is pinned).
 
     Raises:
         ConfigError: unknown environment name (the message lists the valid ones).
@@ -199,6 +200,9 @@ def expectations(env: str, path: Path | None = None) -> list[Expectation]:
                 "pip install 'pypdfium2>=4' (guide 8)",
             ),
         ],
+        # tooling environments: only the interpreter is pinned
+        "default": [],
+        "dev": [],
         "cpu-test": [
             Expectation(
                 "torch",
