@@ -242,3 +242,25 @@ def test_banner_names_the_source_once(name: str) -> None:
     banner = lp.render().splitlines()[0]
     assert banner.startswith(f"# profile {name}: ")
     assert banner.count(lp.profile.source) == 1, banner
+
+
+def test_dry_run_refuses_a_build_mismatch_like_the_real_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    rc = cli.main(["serve", "--profile", "dspark", "--build", "upstream", "--dry-run"])
+    out, err = capsys.readouterr()
+    assert rc == ConfigError.exit_code
+    assert "targets the feat-ocr build but the environment has upstream" in err
+    assert "--trust-request-mm-kwargs" in err
+    assert "api_server" not in out  # no command printed as if it could run
+    # detected (not declared) upstream build: refused the same way
+    venv = fake_venv(tmp_path / "env", "vllm", str(versions.pin("upstream.vllm")))
+    rc = cli.main(["serve", "--profile", "standard", "--venv", str(venv), "--dry-run"])
+    assert rc == ConfigError.exit_code
+    assert "targets the feat-ocr build but the environment has upstream" in capsys.readouterr().err
+
+
+def test_dry_run_still_prints_when_the_build_cannot_be_detected(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    rc = cli.main(["serve", "--profile", "dspark", "--venv", str(tmp_path / "absent"), "--dry-run"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "found: unknown" in out and "api_server" in out

@@ -115,7 +115,10 @@ def options_from_args(args: argparse.Namespace) -> launcher.ServeOptions:
 def _serve(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
     if args.dry_run:
-        print(launcher.plan(opts).render())
+        lp = launcher.plan(opts)
+        # same profile/build refusal as a real run (an undetected build only shows as "unknown")
+        launcher.check_build(lp, allow_unknown=True)
+        print(lp.render())
         return 0
     result = runner.serve(opts)
     runner.print_result(result)

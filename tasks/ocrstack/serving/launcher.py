@@ -370,15 +370,20 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
     )
 
 
-def check_build(lp: LaunchPlan) -> None:
+def check_build(lp: LaunchPlan, allow_unknown: bool = False) -> None:
     """Refuse a profile whose target build differs from the server environment's build.
 
+    ``allow_unknown=True`` (``serve --dry-run``) lets an undetected build pass, so the
+    command can be printed on a machine without the server installed; a known mismatch
+    (detected, or declared with ``--build``) is refused either way.
+
     Raises:
-        ConfigError: build unknown, or a mismatch; the message names the flags the found
-            build does not accept (e.g. ``--trust-request-mm-kwargs`` on upstream vLLM).
+        ConfigError: build unknown (unless allowed), or a mismatch; the message names the
+            flags the found build does not accept (e.g. ``--trust-request-mm-kwargs`` on
+            upstream vLLM).
     """
     want = lp.profile.build
-    if lp.build == want:
+    if lp.build == want or (lp.build is None and allow_unknown):
         return
     if lp.build is None:
         raise ConfigError(
