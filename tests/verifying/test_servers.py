@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.errors import ServerRejected, ServerUnreachable
+from ocrstack.errors import ServerRejected, ServerUnreachable, UsageError
 from ocrstack.verifying.backends import OpenAIBackend, Sample
 from ocrstack.verifying.run import VerifyOptions, run, write_reports
 from ocrstack.verifying.tiny import sample_image_png
@@ -65,10 +65,25 @@ def test_two_servers_compared_and_disagreement_found(openai_server, tmp_path: Pa
     assert not res.report.ok and "do not agree" in res.summary[0]
 
 
-def test_nothing_given_reports_everything_not_run(tmp_path: Path) -> None:
-    res = run(VerifyOptions())
-    assert {c.status.value for c in res.report.checks} == {"not-run"}
-    assert res.report.ok
+def test_nothing_given_is_a_usage_error_not_a_pass() -> None:
+    """A verify that would check nothing must not end as three not-run checks and exit 0 (guide 10)."""
+    with pytest.raises(UsageError, match="nothing to check") as err:
+        run(VerifyOptions())
+    for flag in ("--markdown", "--dspark-url", "--tiny", "--image", "--tf-model", "--server-url"):
+        assert flag in err.value.remedy
+    with pytest.raises(UsageError, match="--expect needs --markdown"):
+        run(VerifyOptions(expect=("table",)))
+    with pytest.raises(UsageError, match="two backends; got an image and 1 backend"):
+        run(VerifyOptions(image=Path("t.png"), servers=(("http://127.0.0.1:9", "m"),)))
+
+
+def test_sections_not_asked_for_are_reported_not_run(tmp_path: Path) -> None:
+    md = tmp_path / "out.md"
+    md.write_text("<!-- page 1 -->\n\nThe quick brown fox jumps over the lazy dog.\n", encoding="utf-8")
+    res = run(VerifyOptions(markdown=md))
+    status = {c.name: c.status.value for c in res.report.checks}
+    assert status["two-backend"] == "not-run" and status["dspark"] == "not-run"
+    assert status["output:non-empty"] == "pass"
     assert any("agreement is not claimed" in s.lower() for s in res.summary)
     path_json, path_txt = write_reports(res, tmp_path)
     assert "NOT RUN" in path_txt.read_text()

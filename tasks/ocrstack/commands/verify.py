@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ocrstack.errors import CheckFailed, UsageError
+from ocrstack.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "verify",
         help="check parse output, DSpark activity and two-backend agreement (guide 6, 7)",
         description="Every check is reported as pass, fail, warn or not-run with its reason; agreement "
-        "between backends and DSpark activity are only stated when they were checked (guide 10).",
+        "between backends and DSpark activity are only stated when they were checked (guide 10). "
+        "Pass at least one of --markdown, --dspark-url, --tiny, or --image with two backends "
+        "(--tf-model / --server-url); with none of them there is nothing to check and verify exits 2.",
     )
     g = p.add_argument_group("output checks (guide 6)")
     g.add_argument("--markdown", type=Path, help="Markdown written by the parser")
@@ -71,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--mm-processor-kwargs",
         default=None,
         metavar="JSON",
-        help="image-processor settings for both sides, e.g. '{\"downsample_mode\":\"4x\"}' (guide 4.1)",
+        help='image-processor settings for both sides, e.g. \'{"downsample_mode":"4x"}\' (guide 4.1)',
     )
     p.add_argument(
         "--work-dir", type=Path, default=Path(".ocrstack") / "verify", help="tiny checkpoint and logs"
@@ -96,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         servers.append((url, model if sep and model else default_model()))
     mm: tuple = ()
     if args.mm_processor_kwargs:
-        example = "e.g. '{\"downsample_mode\":\"4x\"}'"
+        example = 'e.g. \'{"downsample_mode":"4x"}\''
         try:
             parsed = json.loads(args.mm_processor_kwargs)
         except json.JSONDecodeError as exc:
@@ -127,7 +129,5 @@ def _run(args: argparse.Namespace) -> int:
     )
     result = run(opts)
     print(result.to_json() if args.json else result.to_text())
-    if not result.report.ok:
-        failed = [c for c in result.report.checks if c.status.value == "fail"]
-        raise CheckFailed(f"verify failed: {', '.join(c.name for c in failed)}", failed[0].fix or None)
+    result.report.raise_if_failed("verify")
     return 0

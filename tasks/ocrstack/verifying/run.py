@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocrstack.errors import OcrstackError
+from ocrstack.errors import OcrstackError, UsageError
 from ocrstack.options import default_model
 from ocrstack.results import Check, Report, Status
 from ocrstack.verifying import compare as cmp
@@ -314,8 +314,46 @@ def write_reports(result: VerifyResult, directory: Path) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
+#: What to pass when nothing was asked for (the UsageError's remedy; ``ocrstack verify --help``).
+WHAT_TO_PASS = (
+    "pass at least one of: --markdown OUT.md (guide 6 output checks); --dspark-url URL (guide 6 DSpark "
+    "/metrics proof); --tiny (guide 7 comparison on CPU with the tiny random checkpoint); "
+    "--image IMG with two backends from --tf-model DIR / --server-url URL (guide 7 comparison)"
+)
+
+
+def require_something(opts: VerifyOptions) -> None:
+    """Refuse a verify that would check nothing (guide 10: a run with only not-run checks is no proof).
+
+    A section is requested by ``markdown``, ``dspark_url``, ``tiny``, or ``image`` together with
+    two backends (``tf_model`` counts as one, each of ``servers`` as one). When none is, nothing
+    would run and the old behaviour -- three not-run checks and exit 0 -- reads like success.
+
+    Raises:
+        UsageError: nothing runnable was requested; names the options to pass (exit 2).
+    """
+    n_backends = (1 if opts.tf_model else 0) + len(opts.servers)
+    if opts.markdown or opts.dspark_url or opts.tiny or (opts.image is not None and n_backends >= 2):
+        return
+    if opts.expect:
+        what = "--expect needs --markdown (the file to check)"
+    elif opts.image is not None or n_backends:
+        what = (
+            f"the two-backend check needs --image and two backends; got "
+            f"{'an image' if opts.image is not None else 'no --image'} and {n_backends} backend(s)"
+        )
+    else:
+        what = "nothing to check: no output file, DSpark server or backends given"
+    raise UsageError(f"verify: {what}", WHAT_TO_PASS)
+
+
 def run(opts: VerifyOptions) -> VerifyResult:
-    """Run every requested section and return the result (the CLI maps ``report.ok`` to the exit code)."""
+    """Run every requested section and return the result (the CLI maps ``report.ok`` to the exit code).
+
+    Raises:
+        UsageError: nothing to check (see :func:`require_something`), or a bad ``--expect``.
+    """
+    require_something(opts)
     cfg = load()
     report = Report("ocrstack verify (guide 6 outputs, guide 6 DSpark, guide 7 two-backend)")
     results: list[BackendResult] = []
