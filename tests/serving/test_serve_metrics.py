@@ -203,3 +203,54 @@ def test_cli_dspark_check_exit_codes(tmp_path: Path, capsys) -> None:
     )
     assert bad == 1
     assert "server started without --speculative-config" in capsys.readouterr().err
+
+
+def _port(url: str) -> str:
+    return url.rsplit(":", 1)[1]
+
+
+@pytest.mark.parametrize("where", ["serve-port", "check-port", "url"])
+def test_cli_dspark_check_honours_port_and_url(tmp_path: Path, capsys, where: str) -> None:
+    from ocrstack import cli
+
+    with _MetricsServer([fx("dspark_before.prom"), fx("dspark_after.prom")]) as srv:
+        port = _port(srv.url)
+        argv = {
+            "serve-port": ["serve", "--port", port, "--run-dir", str(tmp_path), "dspark-check"],
+            "check-port": ["serve", "dspark-check", "--port", port],
+            "url": ["serve", "dspark-check", srv.url],
+        }[where]
+        rc = cli.main([*argv, "--requests", "1"])
+    assert rc == 0, capsys.readouterr().err
+    assert "mean acceptance length 6.46" in capsys.readouterr().out
+    assert len(srv.chats) == 1
+
+
+def test_cli_dspark_check_takes_the_served_name_from_the_state_file(tmp_path: Path, capsys) -> None:
+    import json
+
+    from ocrstack import cli
+
+    with _MetricsServer([fx("dspark_before.prom"), fx("dspark_after.prom")]) as srv:
+        port = _port(srv.url)
+        (tmp_path / f"serve-{port}.json").write_text(json.dumps({"served_model": "ocr-b", "url": srv.url}))
+        argv = ["serve", "--port", port, "--run-dir", str(tmp_path), "dspark-check", "--requests", "1"]
+        rc = cli.main(argv)
+    assert rc == 0, capsys.readouterr().err
+    assert srv.chats[0]["model"] == "ocr-b"
+
+
+def test_cli_dspark_check_unreachable_names_options_it_has(capsys) -> None:
+    from ocrstack import cli
+    from ocrstack.errors import ServerUnreachable, UsageError
+    from ocrstack.serving.launcher import free_port
+
+    port = free_port()
+    rc = cli.main(["serve", "dspark-check", "--port", str(port)])
+    err = capsys.readouterr().err
+    assert rc == ServerUnreachable.exit_code
+    assert f"127.0.0.1:{port}/metrics" in err
+    assert "--server-url" not in err  # dspark-check has no such option
+    assert "dspark-check" in err and "--port" in err
+    rc = cli.main(["serve", "dspark-check", "--port", str(port), f"http://127.0.0.1:{port + 1}"])
+    assert rc == UsageError.exit_code and "port" in capsys.readouterr().err

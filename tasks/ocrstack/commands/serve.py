@@ -6,12 +6,14 @@ Examples::
     ocrstack serve --profile tf --venv /path/tf-ocr-env --model ./models/MiniCPM-OCR-1.0 --offline
     ocrstack serve stop --port 18499
     ocrstack serve dspark-check http://127.0.0.1:18499  # guide 6: counters exist and grow
+    ocrstack serve --port 18604 dspark-check            # the same for the server on port 18604
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from urllib.parse import urlparse
 
 from ocrstack import options as parse_defaults
 from ocrstack.errors import UsageError
@@ -61,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--extra", action="append", default=[], metavar="ARG", help="append ARG to the server argv"
     )
     p.add_argument(
-        "--no-dspark-check", action="store_true",
+        "--no-dspark-check",
+        action="store_true",
         help="dspark profile: skip the /metrics proof that speculative decoding is active (guide 6)",
     )
     p.add_argument(
@@ -77,7 +80,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     stop.set_defaults(handler=_stop)
 
     chk = act.add_parser("dspark-check", help="prove speculative decoding is active via /metrics (guide 6)")
-    chk.add_argument("url", nargs="?", default=None, help="server URL (default: versions.yaml serve.port)")
+    chk.add_argument(
+        "url",
+        nargs="?",
+        default=None,
+        help="server URL (default: http://127.0.0.1:PORT, PORT from --port, else versions.yaml serve.port)",
+    )
+    chk.add_argument(
+        "--port",
+        dest="check_port",
+        type=int,
+        default=None,
+        help="server port on 127.0.0.1 (same as `ocrstack serve --port PORT dspark-check`)",
+    )
     chk.add_argument("--model", dest="check_model", default=None, help="served model name (default: pin)")
     chk.add_argument("--requests", type=int, default=3, help="real requests sent between the two scrapes")
     chk.add_argument("--before", type=Path, help="evaluate saved /metrics text instead of a live server")
@@ -146,9 +161,47 @@ def _dspark_check(args: argparse.Namespace) -> int:
             args.before.read_text(encoding="utf-8"), args.after.read_text(encoding="utf-8")
         )
     else:
-        url = args.url or parse_defaults.default_server_url()
-        model = args.check_model or parse_defaults.default_model()
-        report = metrics.run_check(url, model, args.requests)
+        url, port = _check_target(args)
+        state: dict = {}
+        if port is not None and urlparse(url).hostname in _LOCAL_HOSTS:
+            state = launcher.read_state(args.run_dir, port) or {}  # the server `serve` started there
+        model = args.check_model or state.get("served_model") or parse_defaults.default_model()
+        hint = (
+            "start the server (`ocrstack serve`), or give the check its address: "
+            "`ocrstack serve dspark-check http://HOST:PORT` or `ocrstack serve dspark-check --port PORT`"
+        )
+        report = metrics.run_check(url, model, args.requests, hint=hint)
     print(report.to_json() if args.json else report.to_text())
     report.raise_if_failed("DSpark check")
     return 0
+
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _check_target(args: argparse.Namespace) -> tuple[str, int | None]:
+    """``(url, port)`` for ``serve dspark-check``: the positional URL, else ``--port`` (given to
+    ``serve`` or to ``dspark-check``) on 127.0.0.1, else versions.yaml ``serve.port``.
+
+    Raises:
+        UsageError: two different ports were given (URL vs --port, or both --port options).
+    """
+    ports = {p for p in (args.port, args.check_port) if p is not None}
+    if len(ports) > 1:
+        raise UsageError(
+            f"two different ports given: serve --port {args.port}, dspark-check --port {args.check_port}",
+            "give the port once",
+        )
+    port = ports.pop() if ports else None
+    if args.url:
+        url_port = urlparse(args.url).port
+        if port is not None and url_port != port:
+            raise UsageError(
+                f"server URL {args.url} and --port {port} name different ports",
+                "give either the URL or --port",
+            )
+        return args.url, url_port
+    if port is None:
+        url = parse_defaults.default_server_url()
+        return url, urlparse(url).port
+    return f"http://127.0.0.1:{port}", port

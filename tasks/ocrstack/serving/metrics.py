@@ -251,8 +251,14 @@ def check(
 # --------------------------------------------------------------------------- live server
 
 
-def scrape(url: str, timeout: float = 10.0) -> str:
+SCRAPE_HINT = "start the server, or check the server URL given for the DSpark check"
+
+
+def scrape(url: str, timeout: float = 10.0, hint: str = SCRAPE_HINT) -> str:
     """GET ``<url>/metrics`` and return the text.
+
+    ``hint`` is the remedy shown when the server cannot be reached (callers name their own
+    option for the address, e.g. ``serve dspark-check URL`` or ``--port``).
 
     Raises:
         ServerUnreachable: connection failure or a non-200 answer (404: no /metrics endpoint,
@@ -264,9 +270,7 @@ def scrape(url: str, timeout: float = 10.0) -> str:
     try:
         r = httpx.get(target, timeout=timeout, trust_env=False)
     except httpx.HTTPError as exc:
-        raise ServerUnreachable(
-            f"cannot scrape {target} ({exc})", "start the server, check --server-url"
-        ) from exc
+        raise ServerUnreachable(f"cannot scrape {target} ({exc})", hint) from exc
     if r.status_code != 200:
         raise ServerUnreachable(
             f"{target} answered HTTP {r.status_code}; this server exposes no Prometheus metrics",
@@ -311,9 +315,13 @@ def run_check(
     n_requests: int = 3,
     model_label: str | None = None,
     sender: Callable[[str, str, int], Any] | None = None,
+    hint: str = SCRAPE_HINT,
 ) -> Report:
-    """Scrape, send ``n_requests`` real requests, scrape again, and :func:`check` (guide 6)."""
-    before = scrape(url)
+    """Scrape, send ``n_requests`` real requests, scrape again, and :func:`check` (guide 6).
+
+    ``hint``: remedy when ``/metrics`` cannot be reached (see :func:`scrape`).
+    """
+    before = scrape(url, hint=hint)
     (sender or send_requests)(url, model, n_requests)
-    after = scrape(url)
+    after = scrape(url, hint=hint)
     return check(before, after, model_label)
