@@ -101,3 +101,89 @@ def test_ccbin_not_passed_twice_under_conda() -> None:
     conda = {"NVCC_PREPEND_FLAGS": " -ccbin=/env/bin/x86_64-conda-linux-gnu-c++"}
     assert tc.ccbin_args("g++-13", conda) == []
     assert tc.ccbin_args("g++-13", {"NVCC_APPEND_FLAGS": "--compiler-bindir /x"}) == []
+
+
+# head of `nvcc -v --dryrun -x cu -c /dev/null -o /dev/null`, system CUDA 13.0 here (trailing blanks cut)
+DRYRUN_13_0 = """#$ _NVVM_BRANCH_=nvvm
+#$ _SPACE_=
+#$ _CUDART_=cudart
+#$ _HERE_=/usr/local/cuda-13.0/bin
+#$ _THERE_=/usr/local/cuda-13.0/bin
+#$ _TARGET_SIZE_=
+#$ _TARGET_DIR_=
+#$ _TARGET_DIR_=targets/x86_64-linux
+#$ TOP=/usr/local/cuda-13.0/bin/..
+#$ CICC_PATH=/usr/local/cuda-13.0/bin/../nvvm/bin
+#$ INCLUDES="-I/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include"
+#$ SYSTEM_INCLUDES="-isystem" "/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include/cccl"
+"""
+
+
+def test_parse_nvcc_dryrun() -> None:
+    layout = tc.parse_nvcc_dryrun(DRYRUN_13_0)
+    assert layout.top == Path("/usr/local/cuda-13.0/bin/..")
+    assert layout.includes == (Path("/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include"),)
+    assert tc.parse_nvcc_dryrun("nvcc fatal   : No input files specified") == tc.NvccLayout(None, ())
+
+
+def fake_toolkit(root: Path, gnu_limit: int = 15) -> Path:
+    """A toolkit dir whose bin/nvcc answers --version and -v --dryrun like the real one."""
+    (root / "bin").mkdir(parents=True)
+    (root / "include" / "crt").mkdir(parents=True)
+    (root / "include" / "crt" / "host_config.h").write_text(HOST_CONFIG_13.replace("15", str(gnu_limit)))
+    nvcc = root / "bin" / "nvcc"
+    nvcc.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        f"  *--version*) cat <<'OUT'\n{NVCC_13_0_48}OUT\n  ;;\n"
+        f'  *--dryrun*) echo "#$ TOP={root}/bin/.." >&2 ;;\n'
+        "esac\n"
+        "exit 0\n"
+    )
+    nvcc.chmod(0o755)
+    return nvcc
+
+
+@pytest.mark.proc
+def test_wrapper_script_nvcc_resolves_to_the_real_toolkit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/usr/local/bin/nvcc here is `exec /usr/local/cuda-13.0/bin/nvcc "$@"`: CUDA_HOME is not /usr/local."""
+    real = fake_toolkit(tmp_path / "cuda-13.0", gnu_limit=14)
+    wrapper_dir = tmp_path / "local" / "bin"
+    wrapper_dir.mkdir(parents=True)
+    wrapper = wrapper_dir / "nvcc"
+    wrapper.write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    gxx = fake_tool(tmp_path / "g++", "13")
+    py = fake_tool(tmp_path / "python", "2.14.0+cu130 13.0")
+    report = tc.check(tc.ToolchainOptions(python=py, nvcc=str(wrapper), cxx=gxx))
+    assert f"CUDA_HOME={(tmp_path / 'cuda-13.0').resolve()})" in report.title
+    host = next(c for c in report.checks if c.name == "host-compiler")
+    # the limit (14, not the real 15) can only come from the fake toolkit's host_config.h
+    assert host.status is Status.PASS and host.expected == "<= 14", host.detail
+    assert tc.toolkit_home(str(wrapper)) == (tmp_path / "cuda-13.0").resolve()
+
+
+@pytest.mark.proc
+def test_symlinked_nvcc_needs_no_dryrun(tmp_path: Path) -> None:
+    real = fake_toolkit(tmp_path / "cuda")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvcc").symlink_to(real)
+
+    def never(nvcc: str) -> tc.NvccLayout:
+        raise AssertionError("nvcc asked although the symlink leads to the toolkit")
+
+    assert tc.toolkit_home(str(tmp_path / "bin" / "nvcc"), ask=never) == (tmp_path / "cuda").resolve()
+
+
+def test_host_config_found_through_nvcc_includes(tmp_path: Path) -> None:
+    """conda-forge layout: headers in targets/x86_64-linux/include, not <TOP>/include."""
+    inc = tmp_path / "env" / "targets" / "x86_64-linux" / "include"
+    (inc / "crt").mkdir(parents=True)
+    (inc / "crt" / "host_config.h").write_text(HOST_CONFIG_13)
+    layout = tc.NvccLayout(tmp_path / "env" / "bin" / "..", (inc,))
+    found = tc.find_host_config(tmp_path / "env", "nvcc", ask=lambda _: layout)
+    assert found == (inc / "crt" / "host_config.h").resolve()
+    assert tc.find_host_config(tmp_path / "nowhere", None) is None

@@ -9,7 +9,10 @@ Checks, in order (each a :class:`~ocrstack.results.Check`):
    ``--compress-mode=size`` row). Not run when torch is absent from ``--python``.
 3. ``host-compiler``: the host g++ is one this nvcc accepts. The limit is read from the
    toolkit's own ``crt/host_config.h`` (``#if __GNUC__ > 15`` -> "unsupported GNU
-   version!" in CUDA 13); the build uses gcc 13 (guide 3.2).
+   version!" in CUDA 13); the build uses gcc 13 (guide 3.2). Without ``--cuda-home`` /
+   ``$CUDA_HOME`` the toolkit is nvcc's, symlinks followed; when nvcc is a wrapper script
+   (``/usr/local/bin/nvcc`` running ``/usr/local/cuda-13.0/bin/nvcc``) nvcc itself is asked
+   (``nvcc -v --dryrun``: ``TOP=`` and ``INCLUDES=``).
 4. ``cuda_fp16.h``: a one-line ``.cu`` including ``cuda_fp16.h`` compiles with that host
    compiler, i.e. ``nv/target`` is found (guide 3.2/8: install ``nvidia-cuda-cccl``).
 """
@@ -19,12 +22,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ocrstack import proc, versions
-from ocrstack.errors import StepFailed
+from ocrstack.errors import ConfigError, StepFailed
 from ocrstack.results import Check, Report, Status
 from ocrstack.toolchain import locate
 
@@ -85,6 +90,88 @@ def gcc_major(version_text: str, dumpversion: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_HOST_CONFIG = Path("crt") / "host_config.h"
+
+
+@dataclass(frozen=True)
+class NvccLayout:
+    """What ``nvcc -v --dryrun`` says about its own toolkit.
+
+    ``top`` is nvcc's ``TOP`` (the toolkit root, symlinks resolved), ``includes`` the
+    ``-I`` directories of its ``INCLUDES`` line (conda-forge: ``targets/x86_64-linux/include``).
+    """
+
+    top: Path | None
+    includes: tuple[Path, ...]
+
+
+def parse_nvcc_dryrun(text: str) -> NvccLayout:
+    """Parse the ``#$ TOP=...`` and ``#$ INCLUDES="-I..."`` lines of ``nvcc -v --dryrun`` output.
+
+    nvcc prints its driver variables before the commands it would run, e.g.
+    ``#$ TOP=/usr/local/cuda-13.0/bin/..`` and
+    ``#$ INCLUDES="-I/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include"``
+    (captured from CUDA 13.0 on this machine). Paths are returned as printed (not resolved).
+    """
+    top = None
+    includes: list[Path] = []
+    for line in text.splitlines():
+        m = re.match(r"#\$ TOP=(.+?)\s*$", line)
+        if m:
+            top = Path(m.group(1))
+        elif line.startswith("#$ INCLUDES="):
+            includes += [Path(d) for d in re.findall(r'-I"?([^"\s]+)"?', line)]
+    return NvccLayout(top, tuple(includes))
+
+
+def nvcc_layout(nvcc: str) -> NvccLayout:
+    """Ask ``nvcc`` where its toolkit is: ``nvcc -v --dryrun -x cu -c /dev/null`` (runs nothing else).
+
+    Needed when ``nvcc`` is a wrapper script (e.g. ``/usr/local/bin/nvcc`` running
+    ``exec /usr/local/cuda-13.0/bin/nvcc "$@"``): its own ``..`` is not the toolkit.
+    Returns an empty layout when nvcc cannot say.
+    """
+    argv = [nvcc, "-v", "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull]
+    try:
+        done = proc.run(argv, capture=True, check=False, echo=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired, ConfigError):
+        return NvccLayout(None, ())
+    return parse_nvcc_dryrun(done.stdout + done.stderr)
+
+
+def toolkit_home(nvcc: str, ask: Callable[[str], NvccLayout] = nvcc_layout) -> Path:
+    """The CUDA toolkit root of ``nvcc``.
+
+    ``<nvcc with symlinks resolved>/../..`` when that directory has ``include/crt/host_config.h``;
+    otherwise (a wrapper script, or conda-forge's split layout) nvcc's own ``TOP``
+    from :func:`nvcc_layout`, resolved; the ``..`` guess when nvcc cannot tell either.
+    """
+    guess = Path(nvcc).resolve().parent.parent
+    if (guess / "include" / _HOST_CONFIG).is_file():
+        return guess
+    layout = ask(nvcc)
+    return layout.top.resolve() if layout.top is not None else guess
+
+
+def find_host_config(
+    home: Path | None, nvcc: str | None, ask: Callable[[str], NvccLayout] = nvcc_layout
+) -> Path | None:
+    """``crt/host_config.h`` of the toolkit: ``home/include`` first, then the include dirs nvcc uses.
+
+    Returns None when none of them has it.
+    """
+    if home is not None and (home / "include" / _HOST_CONFIG).is_file():
+        return home / "include" / _HOST_CONFIG
+    if nvcc is None:
+        return None
+    layout = ask(nvcc)
+    dirs = [*layout.includes, *([layout.top / "include"] if layout.top is not None else [])]
+    for d in dirs:
+        if (d / _HOST_CONFIG).is_file():
+            return (d / _HOST_CONFIG).resolve()
+    return None
+
+
 def _resolve(opts: ToolchainOptions) -> tuple[str | None, str, Path | None]:
     env = os.environ
     nvcc = opts.nvcc
@@ -94,7 +181,7 @@ def _resolve(opts: ToolchainOptions) -> tuple[str | None, str, Path | None]:
         nvcc = str(found) if found else None
     nvcc = nvcc or shutil.which("nvcc")
     if home is None and nvcc:
-        home = Path(nvcc).resolve().parent.parent
+        home = toolkit_home(nvcc)
     cxx = opts.cxx or env.get("CUDAHOSTCXX") or env.get("CXX") or "g++"
     return nvcc, cxx, home
 
@@ -159,7 +246,7 @@ def check(opts: ToolchainOptions) -> Report:
             )
         )
     report.add(_torch_check(opts.python, major))
-    report.add(_host_compiler_check(cxx, home, major))
+    report.add(_host_compiler_check(cxx, home, major, find_host_config(home, nvcc)))
     report.add(_fp16_check(nvcc, cxx))
     return report
 
@@ -193,7 +280,9 @@ def _torch_check(python: str, nvcc_major: int) -> Check:
     )
 
 
-def _host_compiler_check(cxx: str, home: Path | None, nvcc_major: int) -> Check:
+def _host_compiler_check(
+    cxx: str, home: Path | None, nvcc_major: int, host_config: Path | None = None
+) -> Check:
     if not shutil.which(cxx):
         return Check(
             "host-compiler",
@@ -204,7 +293,7 @@ def _host_compiler_check(cxx: str, home: Path | None, nvcc_major: int) -> Check:
     ver = proc.run([cxx, "--version"], capture=True, check=False, echo=False).stdout
     dump = proc.run([cxx, "-dumpversion"], capture=True, check=False, echo=False).stdout
     gmajor = gcc_major(ver, dump)
-    cfg = home / "include" / "crt" / "host_config.h" if home else None
+    cfg = host_config or (home / "include" / _HOST_CONFIG if home else None)
     limit = (
         max_gnu_major(cfg.read_text(encoding="utf-8", errors="replace")) if cfg and cfg.is_file() else None
     )
