@@ -202,7 +202,8 @@ def test_conda_cuda_home_is_kept_when_the_pip_toolchain_is_absent(tmp_path: Path
     venv = fake_venv(conda, "vllm", f"0.11.1+g{FORK}")
     cuda = conda / "targets" / "x86_64-linux"
     (cuda / "bin").mkdir(parents=True)
-    (cuda / "bin" / "nvcc").write_text("")
+    (cuda / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (cuda / "bin" / "nvcc").chmod(0o755)
     monkeypatch.setenv("CUDA_HOME", str(cuda))
     lp = plan("dspark", venv=venv)
     assert lp.env["CUDA_HOME"] == str(cuda) and "CUDA_HOME" not in lp.env_set
@@ -264,3 +265,46 @@ def test_dry_run_still_prints_when_the_build_cannot_be_detected(tmp_path: Path, 
     rc = cli.main(["serve", "--profile", "dspark", "--venv", str(tmp_path / "absent"), "--dry-run"])
     out = capsys.readouterr().out
     assert rc == 0 and "found: unknown" in out and "api_server" in out
+
+
+def _conda_prefix(root: Path) -> Path:
+    """conda-forge CUDA layout (PIXI-NOTES.md): nvcc in $PREFIX/bin, headers/libs in targets/."""
+    prefix = fake_venv(root, "vllm", f"0.11.1+g{FORK}")
+    (prefix / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (prefix / "bin" / "nvcc").chmod(0o755)
+    (prefix / "targets" / "x86_64-linux" / "include").mkdir(parents=True)
+    return prefix
+
+
+def test_pixi_cuda_home_in_the_conda_layout_is_kept(tmp_path: Path, monkeypatch, capsys) -> None:
+    prefix = _conda_prefix(tmp_path / "pixi-env")
+    targets = prefix / "targets" / "x86_64-linux"
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("CONDA_PREFIX", str(prefix))
+    monkeypatch.setenv("CUDA_HOME", str(targets))  # what pixi's activation sets
+    monkeypatch.chdir(tmp_path)  # no ./vllm-ocr-env here
+    lp = plan("dspark")
+    assert lp.venv == prefix
+    assert lp.env["CUDA_HOME"] == str(targets) and "CUDA_HOME" not in lp.env_set
+    assert str(prefix / "bin") in lp.env["PATH"].split(":")  # the real nvcc is $CONDA_PREFIX/bin/nvcc
+    assert not any("does not exist" in n for n in lp.notes), lp.notes
+    # the printed plan shows the CUDA_HOME the server will get, not the absent pip path
+    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    assert cli.main(["serve", "--profile", "dspark", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert [ln for ln in out.splitlines() if ln.startswith("CUDA_HOME=")] == [f"CUDA_HOME={targets}"]
+    assert "does not exist" not in out
+    # a server env elsewhere (--venv) still gets the pixi toolchain's bin on its PATH
+    other = fake_venv(tmp_path / "other", "vllm", f"0.11.1+g{FORK}")
+    lp = plan("dspark", venv=other)
+    assert lp.env["CUDA_HOME"] == str(targets)
+    assert lp.env["PATH"].split(":")[:2] == [str(other / "bin"), str(prefix / "bin")]
+
+
+def test_conda_layout_without_nvcc_falls_back_to_the_guide_path(tmp_path: Path, monkeypatch) -> None:
+    prefix = _conda_prefix(tmp_path / "pixi-env")
+    (prefix / "bin" / "nvcc").unlink()
+    monkeypatch.setenv("CUDA_HOME", str(prefix / "targets" / "x86_64-linux"))
+    lp = plan("dspark", venv=prefix)
+    assert lp.env_set["CUDA_HOME"].endswith(f"nvidia/cu{versions.pin('torch.cuda_major')}")
+    assert any("does not exist" in n for n in lp.notes)

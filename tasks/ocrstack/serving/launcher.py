@@ -156,6 +156,20 @@ def cuda_home(venv: Path) -> Path:
     return sp / "nvidia" / f"cu{versions.pin('torch.cuda_major')}"
 
 
+def toolchain_nvcc(home: Path) -> Path | None:
+    """Return the executable ``nvcc`` that belongs to CUDA_HOME ``home``, or None.
+
+    Looked for at ``$CUDA_HOME/bin/nvcc`` (NVIDIA installer; the pip ``nvidia/cu13`` tree of
+    guide 3.2), then, for conda-forge's layout where CUDA_HOME is ``$PREFIX/targets/<triplet>``
+    (headers and libs) and the compiler is ``$PREFIX/bin/nvcc``, at ``<home>/../../bin/nvcc``
+    (shared/docs/PIXI-NOTES.md; conda-forge cuda-nvcc).
+    """
+    found = [home / "bin" / "nvcc"]
+    if home.parent.name == "targets":
+        found.append(home.parent.parent / "bin" / "nvcc")
+    return next((c for c in found if c.is_file() and os.access(c, os.X_OK)), None)
+
+
 def freest_gpu(query: Callable[[], str | None] | None = None) -> tuple[str | None, str]:
     """Return ``(index, reason)`` of the GPU with the least memory used (guide 2 "找一张空闲卡").
 
@@ -304,15 +318,21 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
         if profile.cuda_env:  # guide 4: otherwise "Could not find nvcc" on first start
             cu = cuda_home(venv)
             kept = env.get("CUDA_HOME")
-            if not cu.is_dir() and kept and Path(kept, "bin", "nvcc").is_file():
+            nvcc = toolchain_nvcc(Path(kept)) if kept else None
+            if not cu.is_dir() and kept and nvcc is not None:
                 # a conda/pixi toolchain (pixi.toml cuda-toolchain activation) already set it
-                notes.append(f"{cu} not found; keeping CUDA_HOME={kept} from the environment")
-                cu = Path(kept)
+                notes.append(f"{cu} not found; keeping CUDA_HOME={kept} from the environment (nvcc: {nvcc})")
+                if not Path(kept).is_dir():
+                    notes.append(f"CUDA_HOME {kept} does not exist (CUDA headers are expected under it)")
+                shown["CUDA_HOME"] = kept
+                nvcc_dir = nvcc.parent
             else:
                 env_set["CUDA_HOME"] = str(cu)
                 if not cu.is_dir():
                     notes.append(f"CUDA_HOME {cu} does not exist (install the pip CUDA toolchain, guide 3.2)")
-            path.append(str(cu / "bin"))
+                nvcc_dir = cu / "bin"
+            if str(nvcc_dir) not in path:
+                path.append(str(nvcc_dir))
         env_set["PATH"] = os.pathsep.join(path + [env.get("PATH", "")])
         shown["PATH"] = os.pathsep.join(path + ["$PATH"])
 
