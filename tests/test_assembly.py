@@ -117,3 +117,28 @@ def test_document_has_page_markers_in_page_order_and_failed_pages_are_marked():
 def test_less_than_in_latex_cannot_open_a_tag():
     md = render_page(_page([B(Category.FORMULA, "$$ a<b, c</d $$")], structured=True)).markdown
     assert md == "$$\na< b, c< /d\n$$"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a *bold* and _under_ and __both__ here",
+        "code `x = 1` and ``y``",
+        "# not a heading",
+        "[link](http://example.com) ~~struck~~",
+        "snake_case_name * 2 and C:\\path\\*",
+        "1. not a list\n- nor this\n> nor a quote",
+        "x <y & z &amp; w",
+    ],
+)
+def test_rendering_significant_text_round_trips_as_literal_text(text):
+    """Rendered with a CommonMark renderer (markdown-it-py), escaped OCR text shows exactly
+    the characters read: no emphasis, code span, link, heading, list or tag appears."""
+    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py renders the check")
+    import html
+    import re
+
+    rendered = markdown_it.MarkdownIt("commonmark").enable("strikethrough").render(escape_text(text))
+    assert re.findall(r"<(?!/?p>)[^>]+>", rendered) == [], rendered  # only paragraphs
+    plain = html.unescape(re.sub(r"</?p>", "", rendered)).strip()
+    assert plain == text.strip()

@@ -311,3 +311,28 @@ def test_limit_below_one_is_rejected_before_the_overwrite_check(tmp_path: Path):
         _run(tmp_path, limit=0)
     with pytest.raises(UsageError, match="page"):
         _run(tmp_path, pages="3-1")
+
+
+def test_summary_says_all_pages_from_cache_instead_of_zero_pages_per_second(tmp_path: Path):
+    _tiff(tmp_path / "doc.tif", 2)
+    _run(tmp_path)
+    lines: list[str] = []
+    options = ParseOptions(inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", force=True)
+    parser = pipeline.Parser.__new__(pipeline.Parser)
+    parser.options, parser.layout, parser.recognizer = options, FakeLayout(), FakeRecognizer()
+    pipeline.run(options, progress=False, echo=lines.append, parser=parser)
+    assert "2 from cache" in lines[0] and "all pages from cache" in lines[0] and "pages/s" not in lines[0]
+
+
+def test_raster_dpi_is_recorded_where_the_file_declares_it(tmp_path: Path):
+    """A fax TIFF of 204x196 DPI is resampled to square 204 DPI pixels by the loader; blocks.json
+    records 204 (was null). A PNG without a resolution stays null."""
+    im = Image.new("1", (400, 300), 1)
+    ImageDraw.Draw(im).rectangle((50, 150, 350, 250), fill=0)
+    im.save(tmp_path / "doc.tif", dpi=(204, 196), compression="group3")
+    Image.new("RGB", (200, 160), "white").save(tmp_path / "plain.png")
+    opts = ParseOptions(inputs=(tmp_path / "doc.tif", tmp_path / "plain.png"), output=tmp_path / "out")
+    _run(tmp_path, opts=opts)
+    fax = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())["pages"][0]
+    assert fax["dpi"] == 204 and any("204 DPI" in n for n in fax["notes"]), fax
+    assert json.loads((tmp_path / "out" / "plain.blocks.json").read_text())["pages"][0]["dpi"] is None

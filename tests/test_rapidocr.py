@@ -183,3 +183,26 @@ def test_embedded_models_load_and_run_without_network(monkeypatch):
     assert rec.read_lines(Image.new("RGB", (300, 200), "white")) == []
     page = PageImage("x.png", 0, Image.new("RGB", (300, 400), "white"), None, "0" * 64)
     assert isinstance(RapidLayoutProvider().detect(page), list)
+
+
+def test_rapidocr_warnings_leave_the_cli_output_but_errors_do_not(caplog):
+    """A blank page makes rapidocr log "The text detection result is empty" as WARNING on its
+    own stderr handler; that record is demoted to DEBUG on ocrstack.rapidocr and never reaches
+    rapidocr's handlers. An ERROR record of rapidocr's logger still reaches them."""
+    import logging
+
+    seen: list[logging.LogRecord] = []
+    probe = logging.Handler()
+    probe.emit = seen.append
+    rapid_logger = logging.getLogger("RapidOCR")
+    rapid_logger.addHandler(probe)
+    try:
+        rec = RapidOcrRecognizer()
+        with caplog.at_level(logging.DEBUG, logger="ocrstack.rapidocr"):
+            assert rec.read_lines(Image.new("RGB", (200, 100), "white")) == []
+        assert [r for r in seen if r.levelno == logging.WARNING] == []
+        assert any("empty" in r.getMessage() for r in caplog.records if r.name == "ocrstack.rapidocr")
+        rapid_logger.error("a real rapidocr error")
+        assert [r.getMessage() for r in seen] == ["a real rapidocr error"]
+    finally:
+        rapid_logger.removeHandler(probe)

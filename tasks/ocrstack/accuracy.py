@@ -45,7 +45,7 @@ def markdown_text(markdown: str) -> str:
     text = _TAGS.sub(" ", text)
     text = re.sub(r"^#+\s", "", text, flags=re.MULTILINE)
     text = text.replace("$$", " ")
-    text = re.sub(r"\\([#>+=|\-\d])", r"\1", text)
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)  # backslash escapes (CommonMark 2.4)
     return html.unescape(text)
 
 

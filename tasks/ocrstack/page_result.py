@@ -15,7 +15,8 @@ class PageResult:
     Attributes:
         index: 0-based page (or TIFF frame) index.
         size: (width, height) in pixels of the image the bboxes refer to (after any rotation).
-        dpi: render resolution (None for raster inputs).
+        dpi: render resolution of a PDF page, or the DPI a raster file declares (None when it
+            declares none).
         rotation: degrees the page was turned counter-clockwise before layout (0/90/180/270).
         blocks: in reading order (``order`` 0..n-1).
         images: ``{block order: path relative to the output dir}`` for saved figure crops.

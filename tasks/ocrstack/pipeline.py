@@ -158,7 +158,7 @@ class Parser:
         result = PageResult(
             index=page.index,
             size=page.size,
-            dpi=page.dpi,
+            dpi=image_dpi(page),
             rotation=rotation,
             blocks=blocks,
             structured=structured,
@@ -178,6 +178,36 @@ class Parser:
                 outputs.atomic_save_image(paths.overlay(page.index), outputs.draw_overlay(page.image, blocks))
         result.timings["total"] = time.perf_counter() - t0
         return result
+
+
+def summary_line(d: DocumentSummary) -> str:
+    """One line per input: pages, cache hits, failures, speed (or "all pages from cache": no
+    page was computed, so a rate would read as a misleading 0.00 pages/s), issues."""
+    speed = "all pages from cache" if d.pages and d.cached == d.pages else f"{d.pages_per_second:.2f} pages/s"
+    return (
+        f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, {speed}, "
+        f"{len(d.issues)} issue(s) listed in {d.markdown.with_suffix('.blocks.json').name}"
+    )
+
+
+def image_dpi(page: PageImage) -> float | None:
+    """Resolution to record for ``page``: the render DPI of a PDF page, else the DPI the raster
+    file declares (Pillow's ``info["dpi"]``), else None.
+
+    Non-square pixels were resampled by :mod:`ocrstack.documents` to the higher of the two
+    values, so that one is the page's DPI; values documents ignores as implausible (axis
+    ratio over ``documents.MAX_DPI_RATIO``) or not positive give None.
+    """
+    if page.dpi is not None:
+        return page.dpi
+    raw = page.image.info.get("dpi")
+    try:
+        x, y = (float(v) for v in raw)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        return None
+    if x <= 0 or y <= 0 or max(x, y) / min(x, y) > documents.MAX_DPI_RATIO:
+        return None
+    return max(x, y)
 
 
 def _without_outputs(files: list[Path], inputs: tuple[Path, ...], out_dir: Path) -> list[Path]:
@@ -272,11 +302,7 @@ def run(
             close()
     failed_validation = []
     for d in summary.documents:
-        say(
-            f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, "
-            f"{d.pages_per_second:.2f} pages/s, {len(d.issues)} issue(s) listed in "
-            f"{d.markdown.with_suffix('.blocks.json').name}"
-        )
+        say(summary_line(d))
         if d.validation is not None:
             say(d.validation.to_text())
             if not d.validation.ok:

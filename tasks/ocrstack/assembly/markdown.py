@@ -29,7 +29,8 @@ _OTSL_ESCAPED = re.compile(r"&lt;/?(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _HTML_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
 _ENTITY = re.compile(r"&(?=#?\w+;)")
-_LINE_START = re.compile(r"^(\s*)([#>+=|]|-(?=\s)|\d+[.)](?=\s))", re.MULTILINE)
+_LINE_START = re.compile(r"^(\s*)([#>+=|]|-(?=\s)|\d+(?=[.)]\s))", re.MULTILINE)
+_INLINE = re.compile(r"[\\*_`\[\]~]")
 _MATH_WRAP = re.compile(r"^\s*(\$\$|\\\[|\$)(.*?)(\$\$|\\\]|\$)\s*$", re.DOTALL)
 DOC_TITLE_LABELS = {"doc_title"}
 #: a caption this far (fraction of page height) from a figure/table at most is attached to it
@@ -46,12 +47,25 @@ class Assembly:
 
 
 def escape_text(text: str) -> str:
-    """Escape recognised text for Markdown: ``<`` -> ``&lt;``, ``&`` before an entity-like
-    name -> ``&amp;``, and a leading ``#``, ``>``, ``-``, ``+``, ``=``, ``|`` or ``1.`` on a line
-    gets a backslash so OCR text cannot turn into headings, quotes, lists or tables."""
+    """Escape recognised text for Markdown so it renders as the literal characters read.
+
+    * ``<`` -> ``&lt;`` and ``&`` before an entity-like name -> ``&amp;`` (no HTML tag or
+      entity can swallow the text after it);
+    * the CommonMark inline markers backslash, ``*``, ``_``, backtick, ``[``, ``]`` and ``~``
+      (GFM strikethrough) get a backslash everywhere (emphasis, code spans, links);
+    * a leading ``#``, ``>``, ``-``, ``+``, ``=``, ``|`` or the dot of ``1.`` on a line gets a backslash so
+      OCR text cannot turn into headings, quotes, lists or tables.
+
+    Source of the escapable set: CommonMark 0.31 section 2.4 (any ASCII punctuation may be
+    backslash-escaped).
+    """
     text = _ENTITY.sub("&amp;", text)
     text = text.replace("<", "&lt;")
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    text = _INLINE.sub(r"\\\g<0>", text)
+    # a digit is not escapable (CommonMark 2.4): "1. x" becomes "1\\. x", the rest "\\# x"
+    return _LINE_START.sub(
+        lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2).isdigit() else "\\" + m.group(2)), text
+    )
 
 
 def has_otsl(text: str) -> bool:

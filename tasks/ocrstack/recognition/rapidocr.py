@@ -21,6 +21,7 @@ Design (issue 3, measured on the corpus):
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,34 @@ class Line:
     score: float
     vertical: bool = False
     flipped: bool = False
+
+
+#: rapidocr's logger (rapidocr/utils/log.py: ``Logger(logger_name="RapidOCR")``, own stderr
+#: handler, ``propagate = False``).
+RAPIDOCR_LOGGER = "RapidOCR"
+log = logging.getLogger("ocrstack.rapidocr")
+
+
+class _Demote(logging.Filter):
+    """Re-log rapidocr records below ERROR on ``ocrstack.rapidocr`` at DEBUG and drop them.
+
+    rapidocr logs expected conditions as WARNING on its own stderr handler (e.g. "The text
+    detection result is empty" for a blank page, which ocrstack reports itself as an empty
+    page), and those lines broke the CLI's output. ERROR and above pass unchanged.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        log.debug("rapidocr %s: %s", record.levelname.lower(), record.getMessage())
+        return False
+
+
+def quiet_rapidocr_warnings() -> None:
+    """Install :class:`_Demote` on rapidocr's logger (once)."""
+    logger = logging.getLogger(RAPIDOCR_LOGGER)
+    if not any(isinstance(f, _Demote) for f in logger.filters):
+        logger.addFilter(_Demote())
 
 
 def _bundled_model_dir() -> Path:
@@ -116,6 +145,7 @@ class RapidOcrRecognizer:
                 )
             params = {"Global.log_level": "warning", "Global.model_root_dir": str(model_dir)}
             self._engine = RapidOCR(params=params)
+            quiet_rapidocr_warnings()
         return self._engine
 
     # -- line reading ---------------------------------------------------------------
