@@ -96,3 +96,103 @@ def test_real_parser_output_if_present(corpus: Path) -> None:
 
     ok, detail = readable(txt[0].read_text(encoding="utf-8")[:5000], load())
     assert ok, detail
+
+
+# ---------------------------------------------------------------- expectations from NAME.blocks.json
+
+
+def _blocks_json(tmp_path: Path, name: str, pages: list[tuple[list[tuple[str, str]], bool]], recognizer: str) -> Path:
+    """Write NAME.blocks.json the way `ocrstack parse` does (PageResult.to_json per page)."""
+    import json
+
+    from ocrstack.page_result import PageResult
+    from ocrstack.types import Block, Category
+
+    out = []
+    for i, (blocks, structured) in enumerate(pages):
+        bl = [Block((0, 40 * k, 500, 40 * k + 30), Category(cat), order=k, text=text) for k, (cat, text) in enumerate(blocks)]
+        out.append(PageResult(index=i, size=(600, 800), dpi=200, blocks=bl, structured=structured).to_json())
+    doc = {"schema": 1, "complete": True, "layout": "rapid-layout", "recognizer": recognizer, "pages": out}
+    path = tmp_path / f"{name}.blocks.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_blocks_json_beside_the_markdown_sets_the_page_checks_and_they_pass(tmp_path: Path) -> None:
+    from ocrstack.verifying.run import VerifyOptions, run
+
+    _blocks_json(tmp_path, "doc", [
+        ([("title", "Results"), ("text", PROSE)], True),
+        ([("table", "<table><tr><td>a</td></tr></table>")], True),
+        ([("text", "Energy"), ("formula", "E = \\frac{m}{2}")], True),
+    ], "openai")
+    md = _md(tmp_path, "")
+    md = md.rename(tmp_path / "doc.md")
+    md.write_text(
+        "<!-- page 1 -->\n\n# Results\n\n" + PROSE + "\n\n"
+        "<!-- page 2 -->\n\n<table><tr><td>a</td></tr></table>\n\n"
+        "<!-- page 3 -->\n\nEnergy\n\n$$E = \\frac{m}{2}$$\n", encoding="utf-8")
+    res = run(VerifyOptions(markdown=md))
+    c = _by(res.report.checks)
+    assert c["output:table@2"].status is Status.PASS and "doc.blocks.json: layout found table blocks" in c["output:table@2"].detail
+    assert c["output:formula@3"].status is Status.PASS
+    assert c["output:text@1"].status is Status.PASS
+    assert "output:text@3" not in c  # 6 letters of text on page 3: not a text page
+    assert res.report.ok
+    assert any("doc.blocks.json (layout rapid-layout, recognizer openai): table on page(s) 2" in s for s in res.summary)
+
+
+def test_plain_text_table_from_rapidocr_fails_the_table_check(tmp_path: Path) -> None:
+    """rapidocr gives tables as plain text: the layout found a table, the Markdown has no <table> -> FAIL."""
+    from ocrstack.verifying.run import VerifyOptions, run
+
+    _blocks_json(tmp_path, "scan", [([("text", PROSE), ("table", "Name Qty\nbolt 4\nnut 8")], False)], "rapidocr")
+    md = tmp_path / "scan.md"
+    md.write_text("<!-- page 1 -->\n\n" + PROSE + "\n\nName Qty\nbolt 4\nnut 8\n", encoding="utf-8")
+    res = run(VerifyOptions(markdown=md))
+    c = _by(res.report.checks)
+    assert c["output:table@1"].status is Status.FAIL
+    assert "recognizer 'rapidocr' returned plain text" in c["output:table@1"].fix
+    assert not res.report.ok and "Output checks FAILED" in " ".join(res.summary)
+    # --no-blocks: nothing says page 1 is a table page; the page checks are reported as not run
+    res = run(VerifyOptions(markdown=md, use_blocks=False))
+    c = _by(res.report.checks)
+    assert "output:table@1" not in c and c["output:pages"].status is Status.NOT_RUN and res.report.ok
+
+
+def test_expect_overrides_the_blocks_kind_and_adds_others(tmp_path: Path) -> None:
+    from ocrstack.verifying.outputs import expectations_from_blocks, merge
+
+    path = _blocks_json(tmp_path, "d", [([("table", "x")], True), ([("formula", "\\frac{1}{2}")], True)], "openai")
+    found = expectations_from_blocks(path)
+    assert [(e.kind, e.pages) for e in found.expectations] == [("table", (1,)), ("formula", (2,))]
+    merged = merge(found.expectations, [parse_expectation("table@2"), parse_expectation("text@1")])
+    assert [(e.kind, e.pages, e.source) for e in merged] == [
+        ("formula", (2,), "d.blocks.json: layout found formula blocks"),
+        ("table", (2,), "--expect"),
+        ("text", (1,), "--expect"),
+    ]
+
+
+def test_failed_pages_and_bad_blocks_files(tmp_path: Path) -> None:
+    import json
+
+    from ocrstack.verifying.outputs import expectations_from_blocks
+    from ocrstack.verifying.run import VerifyOptions, run
+
+    path = _blocks_json(tmp_path, "f", [([("table", "x")], True), ([("table", "y")], True)], "openai")
+    doc = json.loads(path.read_text())
+    doc["complete"] = False
+    doc["pages"][1] = {**doc["pages"][1], "blocks": [], "error": "server unreachable"}
+    path.write_text(json.dumps(doc))
+    found = expectations_from_blocks(path)
+    assert found.failed_pages == (2,) and [(e.kind, e.pages) for e in found.expectations] == [("table", (1,))]
+    md = tmp_path / "f.md"
+    md.write_text("<!-- page 1 -->\n\n<table><tr><td>x</td></tr></table>\n", encoding="utf-8")
+    c = _by(run(VerifyOptions(markdown=md)).report.checks)
+    assert c["output:blocks-complete"].status is Status.WARN and "failed pages: 2" in c["output:blocks-complete"].detail
+    path.write_text("{not json")
+    with pytest.raises(InputError, match="f.blocks.json: not a blocks file"):
+        run(VerifyOptions(markdown=md))
+    with pytest.raises(InputError, match="blocks file not found"):
+        run(VerifyOptions(markdown=md, blocks=tmp_path / "other.blocks.json"))

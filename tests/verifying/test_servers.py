@@ -71,7 +71,7 @@ def test_nothing_given_is_a_usage_error_not_a_pass() -> None:
         run(VerifyOptions())
     for flag in ("--markdown", "--dspark-url", "--tiny", "--image", "--tf-model", "--server-url"):
         assert flag in err.value.remedy
-    with pytest.raises(UsageError, match="--expect needs --markdown"):
+    with pytest.raises(UsageError, match="--expect / --blocks need --markdown"):
         run(VerifyOptions(expect=("table",)))
     with pytest.raises(UsageError, match="two backends; got an image and 1 backend"):
         run(VerifyOptions(image=Path("t.png"), servers=(("http://127.0.0.1:9", "m"),)))

@@ -26,7 +26,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KIND[@PAGES]",
-        help="table, formula or text, optionally on pages, e.g. table@2,3 (repeatable)",
+        help="table, formula or text, optionally on pages, e.g. table@2,3 (repeatable); "
+        "replaces that kind's pages read from the blocks file, other kinds add to them",
+    )
+    g.add_argument(
+        "--blocks",
+        type=Path,
+        default=None,
+        help="blocks file to read table/formula/text pages from "
+        "(default: NAME.blocks.json beside the Markdown, when present)",
+    )
+    g.add_argument(
+        "--no-blocks", action="store_true", help="ignore the blocks file; only --expect says what to check"
     )
     d = p.add_argument_group("DSpark (guide 6)")
     d.add_argument("--dspark-url", help="DSpark vLLM server, e.g. http://127.0.0.1:18499")
@@ -109,6 +120,8 @@ def _run(args: argparse.Namespace) -> int:
     opts = VerifyOptions(
         markdown=args.markdown,
         expect=tuple(args.expect),
+        blocks=args.blocks,
+        use_blocks=not args.no_blocks,
         dspark_url=args.dspark_url,
         dspark_model=args.dspark_model or default_model(),
         dspark_requests=args.dspark_requests,

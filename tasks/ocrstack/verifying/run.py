@@ -20,7 +20,13 @@ from ocrstack.results import Check, Report, Status
 from ocrstack.verifying import compare as cmp
 from ocrstack.verifying.backends import BackendResult, OpenAIBackend, Sample, TransformersBackend
 from ocrstack.verifying.config import VerifyConfig, load
-from ocrstack.verifying.outputs import check_markdown, parse_expectation
+from ocrstack.verifying.outputs import (
+    blocks_file_for,
+    check_markdown,
+    expectations_from_blocks,
+    merge,
+    parse_expectation,
+)
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,10 @@ class VerifyOptions:
 
     Attributes:
         markdown: parsed Markdown to check (guide 6); None = output checks not run.
-        expect: ``KIND[@PAGES]`` expectations (table, formula, text).
+        expect: ``KIND[@PAGES]`` expectations (table, formula, text); a kind given here replaces
+            that kind's pages read from the blocks file, other kinds add to them.
+        blocks: blocks file to derive page expectations from (default: ``NAME.blocks.json``
+            beside ``markdown``, used when present); ``use_blocks`` False ignores it.
         dspark_url / dspark_model / dspark_requests: DSpark server to prove active via /metrics.
         image / prompt / table: the two-backend sample (guide 7: table.png + the OTSL prompt).
         tf_model: checkpoint for the in-process transformers side.
@@ -46,6 +55,8 @@ class VerifyOptions:
 
     markdown: Path | None = None
     expect: tuple[str, ...] = ()
+    blocks: Path | None = None
+    use_blocks: bool = True
     dspark_url: str | None = None
     dspark_model: str = field(default_factory=default_model)
     dspark_requests: int = 3
@@ -89,15 +100,67 @@ class VerifyResult:
 # ------------------------------------------------------------------ sections
 
 
-def output_section(opts: VerifyOptions, report: Report) -> None:
-    """guide 6 output checks, or one not-run check."""
+def output_section(opts: VerifyOptions, report: Report) -> str | None:
+    """guide 6 output checks, or one not-run check; returns where the page expectations came from.
+
+    Page expectations come from ``opts.blocks`` (default: the ``NAME.blocks.json`` beside the
+    Markdown, used when it exists) merged with ``opts.expect`` (:func:`outputs.merge`).
+
+    Raises:
+        InputError: the Markdown is unreadable, or the blocks file is unreadable / was given
+            explicitly and does not exist.
+        UsageError: a bad ``--expect``.
+    """
     if opts.markdown is None:
         report.add(
             Check("output", Status.NOT_RUN, "no --markdown file given; output checks (guide 6) not run")
         )
-        return
-    for c in check_markdown(opts.markdown, [parse_expectation(e) for e in opts.expect]):
+        return None
+    explicit = [parse_expectation(e) for e in opts.expect]
+    derived: list = []
+    sources = []
+    blocks = opts.blocks or blocks_file_for(opts.markdown)
+    if opts.use_blocks and (opts.blocks is not None or blocks.is_file()):
+        found = expectations_from_blocks(blocks)
+        derived = found.expectations
+        sources.append(found.describe())
+        if not found.complete or found.failed_pages:
+            pages = ", ".join(map(str, found.failed_pages)) or "unknown"
+            report.add(
+                Check(
+                    "output:blocks-complete",
+                    Status.WARN,
+                    f"{blocks.name} says the parse is incomplete (failed pages: {pages}); "
+                    "those pages have no expectations",
+                    "rerun `ocrstack parse` (finished pages are reused) and read its report",
+                )
+            )
+        overridden = sorted({e.kind for e in explicit} & {e.kind for e in derived})
+        if overridden:
+            sources.append(f"--expect replaces the {', '.join(overridden)} pages read from {blocks.name}")
+    if explicit:
+        sources.append("--expect " + " ".join(opts.expect))
+    expectations = merge(derived, explicit)
+    if not expectations:
+        why = (
+            f"{blocks.name} lists no table, formula or text blocks"
+            if sources
+            else f"no {blocks.name} beside the Markdown"
+            + (" (--no-blocks)" if not opts.use_blocks else "")
+            + " and no --expect"
+        )
+        report.add(
+            Check(
+                "output:pages",
+                Status.NOT_RUN,
+                f"{why}: table, formula and text page checks not run (guide 6)",
+                "keep the blocks.json `ocrstack parse` writes beside the Markdown, "
+                "or pass --expect KIND@PAGES",
+            )
+        )
+    for c in check_markdown(opts.markdown, expectations):
         report.add(c)
+    return "; ".join(sources) if sources else None
 
 
 def dspark_section(opts: VerifyOptions, report: Report) -> None:
@@ -335,8 +398,8 @@ def require_something(opts: VerifyOptions) -> None:
     n_backends = (1 if opts.tf_model else 0) + len(opts.servers)
     if opts.markdown or opts.dspark_url or opts.tiny or (opts.image is not None and n_backends >= 2):
         return
-    if opts.expect:
-        what = "--expect needs --markdown (the file to check)"
+    if opts.expect or opts.blocks is not None:
+        what = "--expect / --blocks need --markdown (the file to check)"
     elif opts.image is not None or n_backends:
         what = (
             f"the two-backend check needs --image and two backends; got "
@@ -357,10 +420,13 @@ def run(opts: VerifyOptions) -> VerifyResult:
     cfg = load()
     report = Report("ocrstack verify (guide 6 outputs, guide 6 DSpark, guide 7 two-backend)")
     results: list[BackendResult] = []
-    output_section(opts, report)
+    expectations_from = output_section(opts, report)
     dspark_section(opts, report)
     two_backend_section(opts, cfg, report, results)
-    res = VerifyResult(report, results, summarize(report))
+    summary = summarize(report)
+    if expectations_from:
+        summary.append(f"Output page expectations from {expectations_from}.")
+    res = VerifyResult(report, results, summary)
     if opts.report_dir is not None:
         write_reports(res, opts.report_dir)
     return res
