@@ -160,3 +160,13 @@ def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: 
         assert outputs.code_fingerprint() != first
     finally:
         outputs.code_fingerprint.cache_clear()
+
+
+def test_keep_paratext_is_part_of_the_key_for_remote_recognizers_only(tmp_path: Path):
+    """An openai run without --keep-paratext never reads header/footer crops, so a later run
+    with it must not reuse those pages."""
+    local = ParseOptions(inputs=(tmp_path / "a.pdf",))
+    remote = dataclasses.replace(local, recognizer="openai")
+    h = lambda o: outputs.settings_hash(outputs.settings(o))  # noqa: E731
+    assert h(local) == h(dataclasses.replace(local, keep_paratext=True))
+    assert h(remote) != h(dataclasses.replace(remote, keep_paratext=True))

@@ -336,3 +336,40 @@ def test_raster_dpi_is_recorded_where_the_file_declares_it(tmp_path: Path):
     fax = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())["pages"][0]
     assert fax["dpi"] == 204 and any("204 DPI" in n for n in fax["notes"]), fax
     assert json.loads((tmp_path / "out" / "plain.blocks.json").read_text())["pages"][0]["dpi"] is None
+
+
+@pytest.mark.server
+@pytest.mark.parametrize(("keep", "requests"), [(False, 1), (True, 3)])
+def test_openai_paratext_blocks_are_not_sent_unless_kept(tmp_path: Path, keep, requests):
+    """Header and page-number crops are dropped by assembly, so without --keep-paratext they
+    are not sent to the server (fake server on 127.0.0.1 counts the requests)."""
+    from ocrstack import recognition
+    from ocrstack.testing.fake_openai import FakeOpenAIServer
+
+    _tiff(tmp_path / "doc.tif", 1)
+    blocks = [
+        Block((0, 0, 200, 15), Category.HEADER, 0.9, 0, "header"),
+        Block((0, 30, 200, 120), Category.TEXT, 0.9, 1, "text"),
+        Block((90, 140, 110, 158), Category.PAGE_NUMBER, 0.9, 2, "number"),
+    ]
+    with FakeOpenAIServer(reply=lambda body, size: "read") as srv:
+        opts = ParseOptions(
+            inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", recognizer="openai",
+            server_urls=(srv.url,), model="minicpm-ocr", keep_paratext=keep,
+        )  # fmt: skip
+        parser = pipeline.Parser.__new__(pipeline.Parser)
+        parser.options = opts
+        parser.layout = FakeLayout(blocks)
+        parser.recognizer = recognition.create("openai", opts)
+        parser.recognizer.probe()  # the readiness probe's tiny request; idempotent, run() reuses it
+        probe_cost = srv.chat_count
+        pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)
+        assert srv.chat_count - probe_cost == requests
+    page = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())["pages"][0]
+    assert sorted(b["category"] for b in page["blocks"]) == ["header", "page-number", "text"]
+    para = [b for b in page["blocks"] if b["category"] != "text"]
+    if keep:
+        assert all(b["text"] == "read" for b in para)
+    else:  # kept in blocks.json, marked as skipped, not as "empty"
+        assert all(b["text"] == "" and any("skipped" in w for w in b["warnings"]) for b in para)
+        assert not any("empty" in w for b in para for w in b["warnings"])

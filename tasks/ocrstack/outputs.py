@@ -236,7 +236,9 @@ def settings(options: ParseOptions) -> dict[str, Any]:
     """Everything that changes a page's blocks, as a JSON-able dict (the cache key's settings part).
 
     Server URLs, concurrency, timeouts and output flags are not part of it: they do not
-    change what a page contains. ``keep_paratext`` only affects assembly, which always reruns.
+    change what a page contains. ``keep_paratext`` is part of it for remote recognizers only
+    (without it header/footer/page-number crops are not sent, so their text is absent); for
+    rapidocr it only affects assembly, which always reruns.
     """
     remote = options.recognizer != "rapidocr"
     return {
@@ -248,6 +250,7 @@ def settings(options: ParseOptions) -> dict[str, Any]:
         "model": options.model if remote else None,
         "prompts": prompts_fingerprint(options.prompts) if remote else None,
         "max_tokens": options.max_tokens if remote else None,
+        "keep_paratext": options.keep_paratext if remote else None,
         "versions": engine_versions(),
         "code": code_fingerprint(),
     }

@@ -53,7 +53,7 @@ from ocrstack.options import ParseOptions
 from ocrstack.page_result import PageResult
 from ocrstack.reading_order import order_blocks
 from ocrstack.results import Report
-from ocrstack.types import Category, LayoutProvider, PageImage, Recognizer
+from ocrstack.types import Block, Category, LayoutProvider, PageImage, Recognizer
 from ocrstack.validate import validate
 
 #: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
@@ -65,6 +65,8 @@ FIGURE_PAD = 8
 #: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
 #: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
 CROP_PAD = 6
+#: Warning on paratext blocks a cropping recognizer was not asked to read.
+SKIPPED_NOTE = "paratext skipped"
 
 
 @dataclass
@@ -147,11 +149,19 @@ class Parser:
             for b in blocks:
                 b.bbox = pad(b.bbox, margin, page.size)
         t2 = time.perf_counter()
-        blocks = self.recognizer.recognize(page, blocks)
+        skipped: list[Block] = []
+        if not getattr(self.recognizer, "reads_whole_page", False) and not self.options.keep_paratext:
+            # assembly drops header/footer/page-number blocks unless --keep-paratext: do not
+            # spend a server request on each of them (review of issue 3)
+            skipped = [b for b in blocks if b.category.is_paratext or b.category is Category.ABANDON]
+            blocks = [b for b in blocks if not (b.category.is_paratext or b.category is Category.ABANDON)]
+            for b in skipped:
+                b.warnings.append(f"{SKIPPED_NOTE}: not sent to the recognizer (--keep-paratext reads it)")
+        blocks = self.recognizer.recognize(page, blocks) + skipped
         t3 = time.perf_counter()
         blocks = order_blocks(blocks, provider_order=bool(getattr(self.layout, "gives_order", False)))
         for b in blocks:
-            if not b.text.strip() and b.category is not Category.FIGURE:
+            if not b.text.strip() and b.category is not Category.FIGURE and not any(b is k for k in skipped):
                 b.warnings.append("empty: the recognizer returned no text for this block")
         timings.update(orient=t1 - t0, layout=t2 - t1, recognize=t3 - t2)
         structured = bool(getattr(self.recognizer, "structured", True))
