@@ -17,7 +17,8 @@ pytestmark = pytest.mark.proc
 
 
 @pytest.fixture
-def pinned(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def pinned(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, fake_target) -> list[str]:
+    fake_target()  # a Python 3.13 target without SDK packages: the checks below are what refuses
     v = make_repo(tmp_path / "vllm", {"setup.py": ""})
     t = make_repo(tmp_path / "tf", {"setup.py": ""})
     data = yaml.safe_load((repo / "envs" / "versions.yaml").read_text())

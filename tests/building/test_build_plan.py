@@ -186,7 +186,10 @@ def test_prebuilt_plan(pins: dict) -> None:
     assert p.step("versions-check").argv[-1] == "vllm"
 
 
-def test_dry_run_cli_prints_the_full_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_cli_prints_the_full_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target
+) -> None:
+    fake_target()
     rc = main(
         [
             "build",
@@ -233,8 +236,10 @@ def test_dry_run_cli_prints_the_full_plan(tmp_path: Path, capsys: pytest.Capture
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
-def test_dry_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target) -> None:
     import json
+
+    fake_target()
 
     main(["build", "vllm-prebuilt", "--python", "/env/bin/python", "--dry-run", "--json"])
     data = json.loads(capsys.readouterr().out)
@@ -246,7 +251,10 @@ def test_bad_max_jobs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert rc == 2 and "--max-jobs" in capsys.readouterr().err
 
 
-def test_slices_for_cached_pixi_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_slices_for_cached_pixi_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target
+) -> None:
+    fake_target()
     p = bp.vllm_plan(opts(tmp_path), CONDA, 4)
     assert p.slice(None, "compile-vllm").names()[-1] == "compile-vllm"
     assert p.slice("transformers-fork").names() == [

@@ -30,6 +30,9 @@ class BuildOptions:
         ccache_dir: CCACHE_DIR for the compile step (CI caches it); default: ccache's own.
         log_dir: one log file per step is written here.
         allow_other_commit: build checkouts that are not at the pinned commits (warn only).
+        allow_other_python: install into ``python`` even when its version misses the
+            ``python.vllm-build`` pin or it holds SDK packages (warn only; see
+            :mod:`ocrstack.building.target`).
         cuda_home / cc / cxx: override the detected toolkit and host compilers.
         patches_dir: ``patches/`` with ``vllm/*.patch`` and ``transformers/*.patch``.
         network_check: probe GitHub when ``deps`` is not given (short TCP connect).
@@ -46,6 +49,7 @@ class BuildOptions:
     ccache_dir: Path | None = None
     log_dir: Path = Path("build/logs/vllm-build")
     allow_other_commit: bool = False
+    allow_other_python: bool = False
     cuda_home: Path | None = None
     cc: str | None = None
     cxx: str | None = None
@@ -64,9 +68,12 @@ class PrebuiltOptions:
     Attributes:
         python: interpreter of the target environment (pixi ``vllm``).
         log_dir: one log file per step.
+        allow_other_python: install into ``python`` even when it misses the ``python.vllm``
+            pin or holds SDK packages (warn only).
         dry_run: print the plan, run nothing.
     """
 
     python: Path = field(default_factory=lambda: Path(sys.executable))
     log_dir: Path = Path("build/logs/vllm-prebuilt")
+    allow_other_python: bool = False
     dry_run: bool = False

@@ -4,7 +4,9 @@ Probing (read-only): host memory and cores (MAX_JOBS), ccache, the CUDA toolkit
 (``--cuda-home`` > conda-forge ``$CONDA_PREFIX/targets/x86_64-linux`` > ``$CUDA_HOME`` > the pip
 wheels of ``--python``, installed and fixed up by the plan), host compilers
 (``--cc/--cxx`` > ``$CC/$CXX`` > ``gcc-13``/``g++-13`` > ``gcc``/``g++``).
-Preflight (real runs only): pinned commits, ``--deps`` directories or the GitHub probe.
+Read-only checks (also with ``--dry-run``): pinned commits, the target interpreter
+(:mod:`ocrstack.building.target`). Preflight (real runs only): those, then the ``--deps``
+directories or the GitHub probe.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ocrstack import proc, versions
-from ocrstack.building import offline, plan, resources, runner, sources
+from ocrstack.building import offline, plan, resources, runner, sources, target
 from ocrstack.building.options import BuildOptions, PrebuiltOptions
 from ocrstack.errors import CheckFailed, ConfigError
 from ocrstack.toolchain import locate
@@ -77,19 +79,41 @@ def make_vllm_plan(opts: BuildOptions) -> plan.Plan:
     return full.slice(opts.from_step, opts.to_step)
 
 
-def preflight(opts: BuildOptions, p: plan.Plan) -> None:
-    """Checks before step 1 of a real build.
+def check_sources(opts: BuildOptions) -> None:
+    """The pinned-commit checks (read-only ``git rev-parse``); prints the report to stderr.
 
     Raises:
         CheckFailed: a checkout is not at its pinned commit (without ``--allow-other-commit``).
-        InputError: a source dir or an offline ``--deps`` directory is missing.
-        ConfigError: no CUDA toolkit, or GitHub unreachable without ``--deps``.
+        InputError: a source directory is missing or is not the project's checkout.
     """
     report = sources.check_sources(opts.src, opts.transformers_src, opts.allow_other_commit)
     print(report.to_text(), file=sys.stderr)
     if not report.ok:
         bad = next(c for c in report.checks if c.status.value == "fail")
         raise CheckFailed(f"{bad.name}: {bad.detail}", bad.fix)
+
+
+def read_only_checks(opts: BuildOptions) -> None:
+    """Checks that change nothing, run by ``--dry-run`` as by a real build: sources, then the target.
+
+    Raises:
+        CheckFailed / InputError: see :func:`check_sources`.
+        ConfigError: the target interpreter misses ``python.vllm-build`` or holds SDK packages
+            (:mod:`ocrstack.building.target`; ``--allow-other-python`` overrides).
+    """
+    check_sources(opts)
+    target.require_target(opts.python, "vllm-build", opts.allow_other_python)
+
+
+def preflight(opts: BuildOptions, p: plan.Plan) -> None:
+    """Checks before step 1 of a real build.
+
+    Raises:
+        CheckFailed: a checkout is not at its pinned commit (without ``--allow-other-commit``).
+        InputError: a source dir or an offline ``--deps`` directory is missing.
+        ConfigError: wrong target interpreter, no CUDA toolkit, or GitHub unreachable without ``--deps``.
+    """
+    read_only_checks(opts)
     compiles = "compile-vllm" in p.names()  # the only step that fetches dependencies
     if compiles and opts.deps is not None:
         offline.require_deps(opts.deps)
@@ -105,12 +129,17 @@ def preflight(opts: BuildOptions, p: plan.Plan) -> None:
 def build_vllm(opts: BuildOptions, as_json: bool = False) -> int:
     """``ocrstack build vllm``: print the plan (``dry_run``) or preflight and run it. Returns 0.
 
+    ``--dry-run`` prints the plan, then runs the read-only checks (:func:`read_only_checks`)
+    and refuses exactly as the real run would.
+
     Raises:
         StepFailed: a step failed (the doctor's diagnosis was printed).
+        CheckFailed / InputError / ConfigError: a preflight check refused (see :func:`preflight`).
     """
     p = make_vllm_plan(opts)
     if opts.dry_run:
-        print(p.to_json() if as_json else p.render())
+        print(p.to_json() if as_json else p.render(), flush=True)
+        target.require_target(opts.python, "vllm-build", opts.allow_other_python)
         return 0
     print(p.render(), file=sys.stderr)
     preflight(opts, p)
@@ -120,11 +149,20 @@ def build_vllm(opts: BuildOptions, as_json: bool = False) -> int:
 
 
 def install_prebuilt(opts: PrebuiltOptions, as_json: bool = False) -> int:
-    """``ocrstack build vllm-prebuilt``: vllm from PyPI, transformers override, assertions. Returns 0."""
+    """``ocrstack build vllm-prebuilt``: vllm from PyPI, transformers override, assertions. Returns 0.
+
+    The target interpreter is checked first (``python.vllm`` pin, no SDK packages), also with ``--dry-run``.
+
+    Raises:
+        ConfigError: wrong target interpreter (``--allow-other-python`` overrides).
+        StepFailed: a step failed.
+    """
     p = plan.prebuilt_plan(opts)
     if opts.dry_run:
-        print(p.to_json() if as_json else p.render())
+        print(p.to_json() if as_json else p.render(), flush=True)
+        target.require_target(opts.python, "vllm", opts.allow_other_python)
         return 0
+    target.require_target(opts.python, "vllm", opts.allow_other_python)
     runner.run_plan(p, opts.log_dir)
     print(f"vllm {versions.pin('upstream.vllm')} installed; logs in {opts.log_dir}", file=sys.stderr)
     return 0

@@ -9,6 +9,11 @@ from pathlib import Path
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, default_patches_dir
 from ocrstack.errors import UsageError
 
+_OTHER_PYTHON = (
+    "install into --python even if its version misses the envs/versions.yaml pin "
+    "or it holds SDK packages (warning only)"
+)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``build`` verb with ``vllm`` and ``vllm-prebuilt``."""
@@ -45,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="build checkouts that are not at the pinned commits (warning only)",
     )
+    v.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
     v.add_argument("--cuda-home", type=Path, default=None, help="CUDA toolkit root (default: detected)")
     v.add_argument("--cc", default=None, help="host C compiler (default: $CC, gcc-13, gcc)")
     v.add_argument("--cxx", default=None, help="host C++ compiler (default: $CXX, g++-13, g++)")
@@ -79,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     pb.add_argument(
         "--log-dir", type=Path, default=PrebuiltOptions.log_dir, help="one log file per step here"
     )
+    pb.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
     pb.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
     pb.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
     pb.set_defaults(handler=_prebuilt)
@@ -98,6 +105,7 @@ def _vllm(args: argparse.Namespace) -> int:
         ccache_dir=args.ccache_dir.resolve() if args.ccache_dir else None,
         log_dir=args.log_dir,
         allow_other_commit=args.allow_other_commit,
+        allow_other_python=args.allow_other_python,
         cuda_home=args.cuda_home,
         cc=args.cc,
         cxx=args.cxx,
@@ -114,5 +122,10 @@ def _vllm(args: argparse.Namespace) -> int:
 def _prebuilt(args: argparse.Namespace) -> int:
     from ocrstack.building import stage
 
-    opts = PrebuiltOptions(python=args.python, log_dir=args.log_dir, dry_run=args.dry_run)
+    opts = PrebuiltOptions(
+        python=args.python,
+        log_dir=args.log_dir,
+        allow_other_python=args.allow_other_python,
+        dry_run=args.dry_run,
+    )
     return stage.install_prebuilt(opts, as_json=args.json)
