@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
 
 from ocrstack.building import target
 
@@ -28,3 +30,18 @@ def fake_target(monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[str]]:
         return probed
 
     return install
+
+
+@pytest.fixture
+def pinned_repos(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Tiny git checkouts ``src/vllm`` and ``src/transformers``, and a versions.yaml copy
+    (``$OCRSTACK_VERSIONS``) whose fork-commit pins are their HEADs. Needs the ``proc`` marker (git)."""
+    from .test_build_sources import make_repo
+
+    v = make_repo(tmp_path / "src" / "vllm", {"setup.py": "# vllm\n"})
+    t = make_repo(tmp_path / "src" / "transformers", {"setup.py": "# transformers\n"})
+    data = yaml.safe_load((repo / "envs" / "versions.yaml").read_text())
+    data["vllm"]["fork-commit"], data["transformers"]["fork-commit"] = v[:10], t[:10]
+    (tmp_path / "src" / "versions.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("OCRSTACK_VERSIONS", str(tmp_path / "src" / "versions.yaml"))
+    return {"vllm": tmp_path / "src" / "vllm", "transformers": tmp_path / "src" / "transformers"}

@@ -186,8 +186,9 @@ def test_prebuilt_plan(pins: dict) -> None:
     assert p.step("versions-check").argv[-1] == "vllm"
 
 
+@pytest.mark.proc  # the dry-run reads the checkouts' commits with git
 def test_dry_run_cli_prints_the_full_plan(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target, pinned_repos
 ) -> None:
     fake_target()
     rc = main(
@@ -195,9 +196,9 @@ def test_dry_run_cli_prints_the_full_plan(
             "build",
             "vllm",
             "--src",
-            str(tmp_path / "v"),
+            str(pinned_repos["vllm"]),
             "--transformers-src",
-            str(tmp_path / "t"),
+            str(pinned_repos["transformers"]),
             "--cuda-home",
             str(tmp_path / "cuda"),
             "--max-jobs",
@@ -233,7 +234,7 @@ def test_dry_run_cli_prints_the_full_plan(
     )
     assert "--no-build-isolation" in out and "--no-deps -e" in out
     assert f"every *_SRC_DIR under {tmp_path}/deps exists" in out
-    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert [p.name for p in tmp_path.iterdir()] == ["src"]  # nothing written besides the test's repos
 
 
 def test_dry_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target) -> None:
@@ -251,8 +252,9 @@ def test_bad_max_jobs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert rc == 2 and "--max-jobs" in capsys.readouterr().err
 
 
+@pytest.mark.proc  # the dry-run reads the checkouts' commits with git
 def test_slices_for_cached_pixi_tasks(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_target, pinned_repos
 ) -> None:
     fake_target()
     p = bp.vllm_plan(opts(tmp_path), CONDA, 4)
@@ -273,9 +275,9 @@ def test_slices_for_cached_pixi_tasks(
             "build",
             "vllm",
             "--src",
-            str(tmp_path / "v"),
+            str(pinned_repos["vllm"]),
             "--transformers-src",
-            str(tmp_path / "t"),
+            str(pinned_repos["transformers"]),
             "--cuda-home",
             str(tmp_path),
             "--from",

@@ -85,11 +85,13 @@ def test_cli_refuses_a_311_sdk_venv_before_any_step(
     assert rc == 0 and "[   warn] target-python" in capsys.readouterr().err
 
 
+@pytest.mark.proc  # the source checks before it run git
 def test_source_build_dry_run_checks_the_target(
-    tmp_path: Path, fake_target, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_target, pinned_repos: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_target("3.11.7")
-    argv = ["build", "vllm", "--src", str(tmp_path / "v"), "--transformers-src", str(tmp_path / "t")]
+    argv = ["build", "vllm", "--src", str(pinned_repos["vllm"])]
+    argv += ["--transformers-src", str(pinned_repos["transformers"])]
     argv += ["--cuda-home", str(tmp_path), "--python", "/sdk/bin/python", "--dry-run"]
     assert main(argv) == ConfigError.exit_code
     assert "pin python.vllm-build: 3.13" in capsys.readouterr().err

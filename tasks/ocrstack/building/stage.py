@@ -139,7 +139,7 @@ def build_vllm(opts: BuildOptions, as_json: bool = False) -> int:
     p = make_vllm_plan(opts)
     if opts.dry_run:
         print(p.to_json() if as_json else p.render(), flush=True)
-        target.require_target(opts.python, "vllm-build", opts.allow_other_python)
+        read_only_checks(opts)
         return 0
     print(p.render(), file=sys.stderr)
     preflight(opts, p)
