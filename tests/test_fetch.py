@@ -23,7 +23,14 @@ from pathlib import Path
 import pytest
 
 from ocrstack.cli import main
-from ocrstack.errors import CheckFailed, ConfigError, InputError, ServerRejected, StepFailed
+from ocrstack.errors import (
+    CheckFailed,
+    ConfigError,
+    InputError,
+    ServerRejected,
+    ServerUnreachable,
+    StepFailed,
+)
 from ocrstack.fetch import catalog, http
 from ocrstack.fetch.layout import LayoutFetchOptions, export_line, fetch_layout
 from ocrstack.fetch.models import ModelFetchOptions, fetch_models
@@ -46,6 +53,7 @@ class Behaviour:
     cut_after: dict[str, list[int]] = field(default_factory=dict)  # per GET: send only N bytes, then close
     errors: dict[str, list[int]] = field(default_factory=dict)  # per GET: answer this status first
     ignore_range: set[str] = field(default_factory=set)
+    drop: dict[str, int] = field(default_factory=dict)  # close this many GETs without any response (reset)
     log: list[tuple[str, str, str | None]] = field(default_factory=list)
 
 
@@ -60,6 +68,10 @@ def _handler(b: Behaviour):
             path = self.path.split("?")[0]
             rng = self.headers.get("Range")
             b.log.append(("GET", path, rng))
+            if b.drop.get(path):
+                b.drop[path] -= 1
+                self.close_connection = True
+                return
             if b.errors.get(path):
                 code = b.errors[path].pop(0)
                 self.send_response(code)
@@ -192,6 +204,73 @@ def test_retries_exhausted_keep_the_part(file_server, tmp_path: Path) -> None:
         http.download(f"{url}/f", tmp_path / "f", retries=2, backoff=0)
     assert (tmp_path / "f.part").stat().st_size == 3000
     assert not (tmp_path / "f").exists()
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """A URL on 127.0.0.1 whose port is bound but not listening: every connect is refused."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))  # held (no listen) so no other test can take the port meanwhile
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/x.tar"
+    finally:
+        sock.close()
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Record the download's waits instead of sleeping."""
+    waits: list[float] = []
+    monkeypatch.setattr(http.time, "sleep", waits.append)
+    return waits
+
+
+def test_refused_connection_gives_up_after_two_short_attempts(refused_url: str, tmp_path: Path, sleeps) -> None:
+    import httpx
+
+    sent: list[str] = []
+    client = httpx.Client(event_hooks={"request": [lambda r: sent.append(str(r.url))]})
+    with pytest.raises(ServerUnreachable) as err:
+        http.download(refused_url, tmp_path / "x.tar", retries=5, backoff=1.0, client=client)
+    assert len(sent) == http.REFUSED_ATTEMPTS == 2
+    assert sum(sleeps) <= http.REFUSED_WAIT  # not 1 + 2 + 4 + 8 + 16 s of backoff
+    assert "connection refused by 127.0.0.1" in err.value.message
+    assert ".part" not in err.value.render()  # nothing was downloaded: no resume advice
+
+
+def test_refused_connection_mentions_the_part_file_only_when_it_exists(refused_url: str, tmp_path: Path, sleeps) -> None:
+    (tmp_path / "x.tar.part").write_bytes(b"12345")
+    with pytest.raises(ServerUnreachable) as err:
+        http.download(refused_url, tmp_path / "x.tar", retries=5, backoff=1.0)
+    assert f"resume from {tmp_path / 'x.tar.part'} (5 bytes kept)" in err.value.render()
+
+
+def test_connection_resets_still_get_every_retry_with_backoff(file_server, tmp_path: Path, sleeps) -> None:
+    url, beh = file_server
+    beh.files["/f"] = b"payload"
+    beh.drop["/f"] = 3
+    http.download(f"{url}/f", tmp_path / "f", retries=3, backoff=1.0)
+    assert (tmp_path / "f").read_bytes() == b"payload"
+    assert sleeps == [1.0, 2.0, 4.0] and len(beh.log) == 4
+
+
+def test_exhausted_retries_without_a_part_give_no_resume_advice(file_server, tmp_path: Path, sleeps) -> None:
+    url, beh = file_server
+    beh.files["/f"] = b"x"
+    beh.errors["/f"] = [503, 503]
+    with pytest.raises(StepFailed) as err:
+        http.download(f"{url}/f", tmp_path / "f", retries=1)
+    assert "after 2 attempts: server error 503" in err.value.message and ".part" not in err.value.render()
+
+
+def test_cli_fetch_layout_refused_exits_5_quickly(refused_url: str, tmp_path: Path, sleeps, capsys) -> None:
+    rc = main(["fetch", "layout", "--dest", str(tmp_path), "--url", refused_url])
+    err = capsys.readouterr().err
+    assert rc == ServerUnreachable.exit_code
+    assert "connection refused" in err and "x.tar.part" not in err
+    assert sum(sleeps) <= http.REFUSED_WAIT
 
 
 # ---------------------------------------------------------------- layout tarball

@@ -72,7 +72,7 @@ def fetch_layout(opts: LayoutFetchOptions, *, backoff: float = 1.0) -> tuple[Pat
     Raises:
         ConfigError: the target exists but is not a complete Paddle inference dir.
         InputError: the archive is unsafe or lacks the inference files.
-        ServerRejected / StepFailed: download errors.
+        ServerRejected / ServerUnreachable / StepFailed: download errors (:func:`http.download`).
     """
     spec = catalog.layouts()[opts.name] if opts.name in catalog.layouts() else None
     if spec is None:
