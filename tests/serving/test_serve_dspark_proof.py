@@ -10,20 +10,30 @@ from ocrstack.cli import main
 from ocrstack.commands import serve as serve_cmd
 from ocrstack.errors import CheckFailed
 from ocrstack.results import Check, Report, Status
+from ocrstack.serving import profiles
 
 
 def _fake_serve(calls: list):
     def serve(opts):
-        plan = SimpleNamespace(url="http://127.0.0.1:18499", served_model="minicpm-ocr", port=18499,
-                               run_dir="/tmp/x", log_file="/tmp/x/log")
+        plan = SimpleNamespace(
+            url="http://127.0.0.1:18499",
+            served_model="minicpm-ocr",
+            port=18499,
+            run_dir="/tmp/x",
+            log_file="/tmp/x/log",
+            profile=profiles.load().get(opts.profile),
+        )
         calls.append(("serve", opts.profile))
         return SimpleNamespace(plan=plan, attempts=[SimpleNamespace(extra=(), pid=1, outcome=None)], pid=1)
 
     return serve
 
 
+@pytest.mark.parametrize(("profile", "build"), [("dspark", "feat-ocr"), ("dspark-upstream", "upstream")])
 @pytest.mark.parametrize(("status", "rc"), [(Status.PASS, 0), (Status.FAIL, CheckFailed.exit_code)])
-def test_dspark_profile_runs_the_metrics_proof(monkeypatch: pytest.MonkeyPatch, status: Status, rc: int):
+def test_dspark_profiles_run_the_metrics_proof(
+    monkeypatch: pytest.MonkeyPatch, status: Status, rc: int, profile: str, build: str
+):
     calls: list = []
     monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
 
@@ -33,8 +43,8 @@ def test_dspark_profile_runs_the_metrics_proof(monkeypatch: pytest.MonkeyPatch, 
         return Report("dspark", [check])
 
     monkeypatch.setattr(serve_cmd.metrics, "run_check", run_check)
-    assert main(["serve", "--profile", "dspark", "--build", "feat-ocr"]) == rc
-    assert calls == [("serve", "dspark"), ("check", "http://127.0.0.1:18499", "minicpm-ocr")]
+    assert main(["serve", "--profile", profile, "--build", build]) == rc
+    assert calls == [("serve", profile), ("check", "http://127.0.0.1:18499", "minicpm-ocr")]
 
 
 def test_other_profiles_and_opt_out_skip_the_proof(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,5 +52,6 @@ def test_other_profiles_and_opt_out_skip_the_proof(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
     monkeypatch.setattr(serve_cmd.metrics, "run_check", lambda *a: calls.append("check"))
     assert main(["serve", "--profile", "standard", "--build", "feat-ocr"]) == 0
+    assert main(["serve", "--profile", "standard-upstream", "--build", "upstream"]) == 0
     assert main(["serve", "--profile", "dspark", "--build", "feat-ocr", "--no-dspark-check"]) == 0
     assert "check" not in calls

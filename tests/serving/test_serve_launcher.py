@@ -308,3 +308,26 @@ def test_conda_layout_without_nvcc_falls_back_to_the_guide_path(tmp_path: Path, 
     lp = plan("dspark", venv=prefix)
     assert lp.env_set["CUDA_HOME"].endswith(f"nvidia/cu{versions.pin('torch.cuda_major')}")
     assert any("does not exist" in n for n in lp.notes)
+
+
+def test_upstream_profiles_run_on_the_upstream_build(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    up = fake_venv(tmp_path / "pixi-vllm", "vllm", str(versions.pin("upstream.vllm")))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("CONDA_PREFIX", str(up))  # `pixi run -e vllm`
+    (tmp_path / "vllm-ocr-env").mkdir()  # the guide's feat-ocr env must not be picked for upstream
+    for name in ("dspark-upstream", "standard-upstream"):
+        lp = plan(name)
+        assert lp.venv == up and lp.build == "upstream", name
+        launcher.check_build(lp)
+        assert "--trust-request-mm-kwargs" not in lp.argv
+    assert cli.main(["serve", "--profile", "dspark-upstream", "--dry-run"]) == 0
+    assert "--speculative-config" in capsys.readouterr().out
+    # the feat-ocr profile on this env is refused, and the message points at the upstream twin
+    with pytest.raises(ConfigError) as err:
+        launcher.check_build(plan("dspark", venv=up))
+    assert "dspark-upstream" in err.value.remedy
+    feat = fake_venv(tmp_path / "feat", "vllm", f"0.11.1+g{FORK}")
+    with pytest.raises(ConfigError, match="targets the upstream build but the environment has feat-ocr"):
+        launcher.check_build(plan("dspark-upstream", venv=feat))

@@ -112,13 +112,18 @@ def test_served_model_name_and_port_come_from_versions(pset) -> None:
 
 
 def test_overrides_reach_the_argv(pset) -> None:
-    argv = pset.get("dspark").argv({"model": "/m/main", "draft_model": "/m/draft", "port": 19000,
-                                     "served_model_name": "x"})
+    argv = pset.get("dspark").argv(
+        {"model": "/m/main", "draft_model": "/m/draft", "port": 19000, "served_model_name": "x"}
+    )
     assert argv[argv.index("--model") + 1] == "/m/main"
     assert argv[argv.index("--port") + 1] == "19000"
     spec = json.loads(argv[argv.index("--speculative-config") + 1])
-    assert spec == {"method": "dspark", "model": "/m/draft", "num_speculative_tokens": 15,
-                    "enable_adaptive_verification": False}
+    assert spec == {
+        "method": "dspark",
+        "model": "/m/draft",
+        "num_speculative_tokens": 15,
+        "enable_adaptive_verification": False,
+    }
 
 
 def test_json_flags_stay_valid(pset) -> None:
@@ -164,4 +169,47 @@ def test_bad_file_is_reported(tmp_path: Path) -> None:
         profiles.load(bad)
     bad.write_text(head + "  x: {build: b, program: [a], args: [[x]]}\n")
     with pytest.raises(ConfigError, match=r"\[flag\]"):
+        profiles.load(bad)
+
+
+UPSTREAM_TWINS = [("dspark-upstream", "dspark"), ("standard-upstream", "standard")]
+
+
+@pytest.mark.parametrize(("up", "fork"), UPSTREAM_TWINS)
+def test_upstream_profiles_differ_from_feat_ocr_only_in_rejected_flags(pset, up: str, fork: str) -> None:
+    upstream, feat = pset.get(up), pset.get(fork)
+    assert upstream.build == "upstream" and feat.build == "feat-ocr"
+    ours, theirs = upstream.argv(), feat.argv()
+    rejected = set(pset.builds["upstream"].unknown_flags)
+    assert rejected, "the upstream build must name the flags it rejects"
+    dropped = [a for a in theirs if a not in ours]
+    assert dropped and set(dropped) <= rejected  # only flags upstream rejects are gone ...
+    assert [a for a in theirs if a not in rejected] == ours  # ... and everything else is identical, in order
+    assert not rejected & set(ours)
+    assert upstream.speculative == feat.speculative
+    assert upstream.served_model() == feat.served_model()
+    assert upstream.required_files == feat.required_files
+    assert upstream.enforce_eager_flag == feat.enforce_eager_flag
+
+
+def test_speculative_is_derived_from_the_speculative_config(pset) -> None:
+    spec = {name for name, p in pset.profiles.items() if p.speculative}
+    assert spec == {name for name, p in pset.profiles.items() if "--speculative-config" in p.argv()}
+    assert {"dspark", "dspark-upstream"} <= spec and "standard" not in spec
+
+
+def test_every_profile_renders_and_names_a_known_build(pset) -> None:
+    for name, prof in pset.profiles.items():
+        argv = prof.argv({"gguf": "m.gguf", "mmproj": "p.gguf"})
+        assert argv[0] == prof.program[0], name
+        assert prof.build in pset.builds, name
+
+
+def test_a_speculative_key_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "p.yaml"
+    bad.write_text(
+        "schema: 1\nbuilds: {b: {engine: vllm}}\nprofiles:\n"
+        "  x: {build: b, program: [a], args: [[--model, m]], speculative: true}\n"
+    )
+    with pytest.raises(ConfigError, match="implied by a --speculative-config"):
         profiles.load(bad)

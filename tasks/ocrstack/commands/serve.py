@@ -29,7 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="start a recognition server from a profile (guide 4), stop it, or check DSpark (guide 6)",
         description="Start a server from a profile (serve_profiles.yaml); wait until it answers a request.",
     )
-    p.add_argument("--profile", default="dspark", help="dspark (default, guide 4.1), standard, tf, llamacpp")
+    p.add_argument(
+        "--profile",
+        default="dspark",
+        help="dspark (default, guide 4.1), standard, tf, llamacpp; "
+        "dspark-upstream, standard-upstream for upstream vLLM from PyPI",
+    )
     p.add_argument("--profiles", type=Path, default=None, help="profiles YAML (default: the packaged one)")
     p.add_argument("--model", help="main model directory (default ./models/MiniCPM-OCR-1.0, guide 3.4)")
     p.add_argument("--draft-model", help="DSpark draft model directory (dspark profile)")
@@ -65,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-dspark-check",
         action="store_true",
-        help="dspark profile: skip the /metrics proof that speculative decoding is active (guide 6)",
+        help="profiles with --speculative-config (dspark, dspark-upstream): skip the /metrics proof "
+        "that speculative decoding is active (guide 6)",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="print the exact command and environment, start nothing"
@@ -137,7 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     result = runner.serve(opts)
     runner.print_result(result)
-    if args.profile == "dspark" and opts.wait and not args.no_dspark_check:
+    if result.plan.profile.speculative and opts.wait and not args.no_dspark_check:
         # guide 6: a server that answers is not proof that DSpark is active; check /metrics now.
         report = metrics.run_check(result.plan.url, result.plan.served_model)
         print(report.to_text())

@@ -414,11 +414,13 @@ def check_build(lp: LaunchPlan, allow_unknown: bool = False) -> None:
     found = lp.pset.builds[lp.build]
     bad = [f for f in found.unknown_flags if f in lp.argv]
     flags = f"; {found.id} does not accept {', '.join(bad)}" if bad else ""
+    fits = [n for n, p in lp.pset.profiles.items() if p.build == found.id]
+    fits.sort(key=lambda n: lp.pset.profiles[n].speculative != lp.profile.speculative)  # the twin first
+    written = f"a profile written for {found.id}" + (f" (--profile {' / '.join(fits)})" if fits else "")
     raise ConfigError(
         f"profile '{lp.profile.name}' targets the {want} build but the environment has {found.id} "
         f"({lp.build_detail}){flags}",
-        f"use the {want} environment ({lp.pset.builds[want].description}) with --venv, "
-        f"or a profile written for {found.id}",
+        f"use the {want} environment ({lp.pset.builds[want].description}) with --venv, or {written}",
     )
 
 

@@ -82,7 +82,6 @@ class Profile:
         venv_default: environment directory name from guide 3 (None: use PATH as is).
         cuda_env: set CUDA_HOME/PATH from the venv's ``nvidia/cu13`` (guide 4).
         gpu: set CUDA_VISIBLE_DEVICES.
-        speculative: the profile starts speculative decoding (DSpark metrics expected, guide 6).
         enforce_eager_flag: flag appended by the restart policy (guide 4.4), or None.
         served_name: template of the model name clients must send (``transformers serve``
             pins the path it was given; vLLM answers to ``--served-model-name``).
@@ -100,11 +99,18 @@ class Profile:
     venv_default: str | None = None
     cuda_env: bool = False
     gpu: bool = False
-    speculative: bool = False
     enforce_eager_flag: str | None = None
     served_name: str = "${served_model_name}"
     description: str = ""
     source: str = ""
+
+    @property
+    def speculative(self) -> bool:
+        """True when the profile starts speculative decoding (its args carry ``--speculative-config``).
+
+        ``serve`` then proves DSpark is active from ``/metrics`` after readiness (guide 6).
+        """
+        return any(item[0] == "--speculative-config" for item in self.args)
 
     def variables(self, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
         """Return the placeholder values: file defaults < versions.yaml pins < ``overrides`` (None ignored).
@@ -217,6 +223,10 @@ def _parse(path: Path, data: Any) -> ProfileSet:
             if not isinstance(item, list) or not 1 <= len(item) <= 2 or not str(item[0]).startswith("-"):
                 raise _bad(path, f"profile '{name}': each arg must be [flag] or [flag, value], got {item!r}")
             args.append(tuple(str(x) for x in item))
+        if "speculative" in p:
+            raise _bad(
+                path, f"profile '{name}': 'speculative' is implied by a --speculative-config arg; remove it"
+            )
         vars_ = {str(k): str(v) for k, v in (p.get("vars") or {}).items()}
         for req in p.get("required-files") or ():
             if req not in vars_:
@@ -233,10 +243,9 @@ def _parse(path: Path, data: Any) -> ProfileSet:
             venv_default=p.get("venv-default"),
             cuda_env=bool(p.get("cuda-env", False)),
             gpu=bool(p.get("gpu", False)),
-            speculative=bool(p.get("speculative", False)),
             enforce_eager_flag=p.get("enforce-eager-flag"),
             served_name=str(p.get("served-name", "${served_model_name}")),
-            description=str(p.get("description", "")),
+            description=_pins(str(p.get("description", ""))),
             source=str(p.get("source", "")),
         )
     if not profiles:
