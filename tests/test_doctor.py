@@ -20,7 +20,7 @@ from ocrstack import versions
 from ocrstack.cli import main
 from ocrstack.doctor import diagnose, load_rules, render
 from ocrstack.doctor.rules import expand_pins, parse_rules
-from ocrstack.errors import ConfigError, InputError
+from ocrstack.errors import CheckFailed, ConfigError, InputError
 
 SEED = "seeds/000_a6ffb5c9f36940fa.txt"
 
@@ -469,12 +469,26 @@ def test_rules_file_is_plain_yaml_with_header(repo: Path) -> None:
 def test_cli_file_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "serve.log"
     log.write_text(CASES["flashinfer-cubin-mismatch"][0], encoding="utf-8")
-    assert main(["doctor", str(log)]) == 0
+    assert main(["doctor", "--exit-zero", str(log)]) == 0
     out = capsys.readouterr().out
     assert "[flashinfer-cubin-mismatch] serve, line 3" in out and "pip uninstall flashinfer-cubin" in out
-    assert main(["doctor", "--json", str(log)]) == 0
+    assert main(["doctor", "--json", "--exit-zero", str(log)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["matched"] is True and data["findings"][0]["line_no"] == 3
+
+
+def test_cli_exits_1_when_a_rule_matched_like_a_linter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text(CASES["flashinfer-cubin-mismatch"][0], encoding="utf-8")
+    assert main(["doctor", str(log)]) == CheckFailed.exit_code == 1
+    captured = capsys.readouterr()
+    assert "pip uninstall flashinfer-cubin" in captured.out  # the findings are still printed
+    assert "1 known problem(s) found in" in captured.err and "--exit-zero" in captured.err
+    assert main(["doctor", "--json", str(log)]) == 1
+    assert json.loads(capsys.readouterr().out)["matched"] is True  # stdout stays valid JSON
+    clean = tmp_path / "ok.log"
+    clean.write_text("INFO: Application startup complete.\n", encoding="utf-8")
+    assert main(["doctor", str(clean)]) == 0
 
 
 def test_cli_stdin_and_nothing_matched(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,12 +15,14 @@ class DoctorOptions:
         stages: limit to rules of these stages (empty = all).
         json: print JSON instead of text.
         list_rules: print the rules instead of diagnosing.
+        exit_zero: exit 0 even when a rule matched (default: exit 1, like a linter).
     """
 
     log: str = "-"
     stages: tuple[str, ...] = ()
     json: bool = False
     list_rules: bool = False
+    exit_zero: bool = False
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="diagnose a build/serve/parse log with the known-error rules (guide 8)",
         description="Match each line of a log against the known-error rules "
         "(tasks/ocrstack/data/doctor_rules.yaml) and print the cause and fix of every match "
-        "with its line number.",
+        "with its line number. Exit status, like a linter: 0 when no rule matched, 1 when at "
+        "least one did (--exit-zero: 0 anyway), 3 when the log cannot be read.",
     )
     p.add_argument(
         "log", nargs="?", default="-", metavar="LOGFILE", help="log file, or - for stdin (default)"
@@ -42,11 +45,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print findings as JSON")
     p.add_argument("--list", dest="list_rules", action="store_true", help="list the rules and exit")
+    p.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when a known problem matched (default: exit 1 when one did)",
+    )
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     from ocrstack.doctor import cli
 
-    opts = DoctorOptions(log=args.log, stages=tuple(args.stage), json=args.json, list_rules=args.list_rules)
+    opts = DoctorOptions(
+        log=args.log,
+        stages=tuple(args.stage),
+        json=args.json,
+        list_rules=args.list_rules,
+        exit_zero=args.exit_zero,
+    )
     return cli.run(opts)

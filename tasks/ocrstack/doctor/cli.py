@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ocrstack.doctor.engine import diagnose, read_log, render, to_json
 from ocrstack.doctor.rules import load_rules
+from ocrstack.errors import CheckFailed
 
 if TYPE_CHECKING:
     from ocrstack.commands.doctor import DoctorOptions
@@ -45,9 +46,15 @@ def list_text(as_json: bool = False) -> str:
 
 
 def run(opts: DoctorOptions) -> int:
-    """Diagnose ``opts.log`` and print the findings; returns 0 (a diagnosis is not a failure).
+    """Diagnose ``opts.log`` and print the findings (stdout); returns 0 when nothing matched.
+
+    Exit status follows linters (ruff, flake8): a log with at least one known problem is a
+    failed check, so ``ocrstack doctor build.log && next-step`` stops there. ``exit_zero``
+    keeps 0 for callers that only want the report.
 
     Raises:
+        CheckFailed: at least one rule matched and ``exit_zero`` is false (exit 1; the
+            findings are printed first).
         InputError: the log file does not exist or cannot be read.
     """
     if opts.list_rules:
@@ -57,4 +64,10 @@ def run(opts: DoctorOptions) -> int:
     name = "stdin" if opts.log == "-" else opts.log
     findings = diagnose(text, stages=opts.stages or None)
     print(to_json(findings, name) if opts.json else render(findings, name))
+    if findings and not opts.exit_zero:
+        ids = sorted({f.rule_id for f in findings})
+        raise CheckFailed(
+            f"doctor: {len(findings)} known problem(s) found in {name} ({', '.join(ids)})",
+            "apply the fixes printed above; pass --exit-zero to exit 0 when only the report is wanted",
+        )
     return 0
