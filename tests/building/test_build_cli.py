@@ -71,3 +71,52 @@ def test_wrong_commit_refused(
     assert main(pinned) == CheckFailed.exit_code
     assert "--allow-other-commit" in capsys.readouterr().err
     assert not (tmp_path / "logs").exists()
+
+
+def fake_built_env(tmp_path: Path, vllm_version: str) -> str:
+    """A stand-in target interpreter whose only answer is the installed-versions JSON of the runner."""
+    py = tmp_path / "built-env-python"
+    py.write_text(f'#!/bin/sh\necho \'{{"vllm": "{vllm_version}"}}\'\n')
+    py.chmod(0o755)
+    return str(py)
+
+
+def test_rerun_after_compile_needs_no_github(
+    pinned: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Offline host, vLLM already compiled: the rerun must not stop at the GitHub probe (issue 5 review)."""
+    from ocrstack import versions
+    from ocrstack.building import runner
+
+    probes: list[str] = []
+    monkeypatch.setattr(offline, "reachable", lambda host, port, timeout: probes.append(host) or False)
+    ran: list[list[str]] = []
+    monkeypatch.setattr(runner, "run_plan", lambda p, log_dir, **kw: ran.append(p.names()) or [])
+    commit = str(versions.pin("vllm.fork-commit"))  # the tiny repo's HEAD (pinned fixture)
+    # compile-vllm's done-check: vllm from the pinned commit installed, and the extension file built
+    py = fake_built_env(tmp_path, f"0.16.1.dev5+g{commit[:9]}.cu130")
+    (tmp_path / "vllm" / "vllm").mkdir()
+    (tmp_path / "vllm" / "vllm" / str(versions.pin("vllm.extension"))).write_bytes(b"\x7fELF")
+
+    assert main([*pinned, "--python", py]) == 0
+    assert probes == [] and "compile-vllm" in ran[0]
+    assert "compile-vllm already done" in capsys.readouterr().err
+
+    # the same rerun without the built extension does need the compile, hence the probe
+    (tmp_path / "vllm" / "vllm" / str(versions.pin("vllm.extension"))).unlink()
+    assert main([*pinned, "--python", py]) == ConfigError.exit_code
+    assert probes == ["github.com"] and len(ran) == 1
+
+
+def test_from_transformers_fork_needs_no_github(
+    pinned: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from ocrstack.building import runner
+
+    monkeypatch.setattr(
+        offline, "reachable", lambda *a: pytest.fail("GitHub probed for --from transformers-fork")
+    )
+    ran: list[list[str]] = []
+    monkeypatch.setattr(runner, "run_plan", lambda p, log_dir, **kw: ran.append(p.names()) or [])
+    assert main([*pinned, "--from", "transformers-fork"]) == 0
+    assert ran == [["transformers-fork", "versions-check", "import-vllm", "extension-file"]]

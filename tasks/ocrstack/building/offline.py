@@ -107,15 +107,17 @@ def reachable(host: str, port: int, timeout: float) -> bool:
 
 
 def preflight_network(
-    timeout: float, spec: OfflineSpec | None = None, probe: Callable[[str, int, float], bool] = reachable
+    timeout: float, spec: OfflineSpec | None = None, probe: Callable[[str, int, float], bool] | None = None
 ) -> None:
     """Without ``--deps``: stop early when GitHub cannot be reached.
+
+    ``probe`` defaults to :func:`reachable`, looked up at call time (tests replace it).
 
     Raises:
         ConfigError: unreachable; the message lists every variable to set (guide 3.2).
     """
     spec = spec or load()
-    if probe(spec.probe_host, spec.probe_port, timeout):
+    if (probe or reachable)(spec.probe_host, spec.probe_port, timeout):
         return
     names = ", ".join([*spec.variables, "CMAKE_ARGS"])
     raise ConfigError(

@@ -19,7 +19,7 @@ from pathlib import Path
 from ocrstack import proc, versions
 from ocrstack.building import offline, plan, resources, runner, sources, target
 from ocrstack.building.options import BuildOptions, PrebuiltOptions
-from ocrstack.errors import CheckFailed, ConfigError
+from ocrstack.errors import CheckFailed, ConfigError, OcrstackError
 from ocrstack.toolchain import locate
 
 _PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
@@ -105,8 +105,29 @@ def read_only_checks(opts: BuildOptions) -> None:
     target.require_target(opts.python, "vllm-build", opts.allow_other_python)
 
 
+def compile_will_run(p: plan.Plan, evaluate_fn=None) -> tuple[bool, str]:
+    """Will the runner execute ``compile-vllm``, the only step that fetches dependencies?
+
+    False when the step is not in the (sliced) plan or its done-check already holds (the
+    runner would skip it: vLLM from the pinned commit installed, the extension file built).
+    ``evaluate_fn`` defaults to :func:`ocrstack.building.runner.evaluate` (reads the target
+    environment; nothing is changed). Returns ``(will_run, why)``.
+    """
+    if "compile-vllm" not in p.names():
+        return False, "compile-vllm is not in this plan"
+    try:
+        done, why = (evaluate_fn or runner.evaluate)(p.step("compile-vllm").done, p.python)
+    except OcrstackError as exc:  # e.g. the target interpreter cannot run: assume it compiles
+        return True, f"cannot evaluate compile-vllm's done-check ({exc.message})"
+    return (False, f"compile-vllm already done ({why})") if done else (True, why)
+
+
 def preflight(opts: BuildOptions, p: plan.Plan) -> None:
     """Checks before step 1 of a real build.
+
+    The ``--deps`` directories and the GitHub probe are checked only when the compile step
+    will actually run (:func:`compile_will_run`), so a rerun or ``--from transformers-fork``
+    works on an offline host.
 
     Raises:
         CheckFailed: a checkout is not at its pinned commit (without ``--allow-other-commit``).
@@ -114,10 +135,12 @@ def preflight(opts: BuildOptions, p: plan.Plan) -> None:
         ConfigError: wrong target interpreter, no CUDA toolkit, or GitHub unreachable without ``--deps``.
     """
     read_only_checks(opts)
-    compiles = "compile-vllm" in p.names()  # the only step that fetches dependencies
-    if compiles and opts.deps is not None:
+    compiles, why = compile_will_run(p)
+    if not compiles:
+        print(f"{why}: no --deps / GitHub check needed", file=sys.stderr)
+    elif opts.deps is not None:
         offline.require_deps(opts.deps)
-    elif compiles and opts.network_check:
+    elif opts.network_check:
         offline.preflight_network(opts.network_timeout)
     if "NO CUDA TOOLKIT" in " ".join(p.preflight):
         raise ConfigError(
