@@ -331,3 +331,18 @@ def test_upstream_profiles_run_on_the_upstream_build(tmp_path: Path, monkeypatch
     feat = fake_venv(tmp_path / "feat", "vllm", f"0.11.1+g{FORK}")
     with pytest.raises(ConfigError, match="targets the upstream build but the environment has feat-ocr"):
         launcher.check_build(plan("dspark-upstream", venv=feat))
+
+
+def test_pip_cuda_libs_without_nvcc_do_not_hide_the_pixi_toolchain(tmp_path: Path, monkeypatch) -> None:
+    # PyPI torch cu13 wheels put runtime libs under site-packages/nvidia/cu13/lib, without nvcc
+    prefix = _conda_prefix(tmp_path / "pixi-env")
+    cu = launcher.cuda_home(prefix)
+    (cu / "lib").mkdir(parents=True)
+    targets = prefix / "targets" / "x86_64-linux"
+    monkeypatch.setenv("CUDA_HOME", str(targets))
+    lp = plan("dspark", venv=prefix)
+    assert lp.env["CUDA_HOME"] == str(targets) and "CUDA_HOME" not in lp.env_set
+    monkeypatch.delenv("CUDA_HOME")  # nothing better: the guide's path, with the reason noted
+    lp = plan("dspark", venv=prefix)
+    assert lp.env_set["CUDA_HOME"] == str(cu)
+    assert any("no executable bin/nvcc" in n for n in lp.notes), lp.notes

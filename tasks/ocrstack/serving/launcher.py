@@ -319,9 +319,12 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
             cu = cuda_home(venv)
             kept = env.get("CUDA_HOME")
             nvcc = toolchain_nvcc(Path(kept)) if kept else None
-            if not cu.is_dir() and kept and nvcc is not None:
+            # the guide's pip toolchain wins when it has nvcc; PyPI torch's cu13 wheels create
+            # nvidia/cu13/lib without one, which must not hide a conda/pixi nvcc
+            if toolchain_nvcc(cu) is None and kept and nvcc is not None:
                 # a conda/pixi toolchain (pixi.toml cuda-toolchain activation) already set it
-                notes.append(f"{cu} not found; keeping CUDA_HOME={kept} from the environment (nvcc: {nvcc})")
+                why = "not found" if not cu.is_dir() else "has no nvcc"
+                notes.append(f"{cu} {why}; keeping CUDA_HOME={kept} from the environment (nvcc: {nvcc})")
                 if not Path(kept).is_dir():
                     notes.append(f"CUDA_HOME {kept} does not exist (CUDA headers are expected under it)")
                 shown["CUDA_HOME"] = kept
@@ -330,6 +333,10 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
                 env_set["CUDA_HOME"] = str(cu)
                 if not cu.is_dir():
                     notes.append(f"CUDA_HOME {cu} does not exist (install the pip CUDA toolchain, guide 3.2)")
+                elif toolchain_nvcc(cu) is None:
+                    notes.append(
+                        f"CUDA_HOME {cu} has no executable bin/nvcc (pip nvidia-cuda-nvcc, guide 3.2)"
+                    )
                 nvcc_dir = cu / "bin"
             if str(nvcc_dir) not in path:
                 path.append(str(nvcc_dir))
