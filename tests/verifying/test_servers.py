@@ -121,3 +121,47 @@ def test_mm_processor_kwargs_reach_the_server_only_when_given(openai_server) -> 
     assert "mm_processor_kwargs" not in script.chats[-1]  # transformers serve answers 422 to unknown fields
     OpenAIBackend(url, "m").run(Sample(b"x", "p", mm_kwargs=(("downsample_mode", "4x"),)), 4)
     assert script.chats[-1]["mm_processor_kwargs"] == {"downsample_mode": "4x"}
+
+
+def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(openai_server, tmp_path: Path, monkeypatch, capsys) -> None:
+    """`nox -s verify` runs --tiny: title and summary must say the comparison used the tiny random
+    checkpoint, not the deployed model or the user's server. The checkpoint build and the
+    `transformers serve` start are replaced by the fake server (the real run is the slow test)."""
+    import sys
+    from contextlib import contextmanager
+
+    from ocrstack.cli import main
+    from ocrstack.verifying import tiny
+    from ocrstack.verifying.backends import BackendResult
+
+    url, script = openai_server
+
+    @contextmanager
+    def fake_server(model_dir, run_dir, timeout=0):
+        yield url, "tiny-minicpm-ocr"
+
+    class FakeInProcess:
+        def __init__(self, *a, **k) -> None:
+            pass
+
+        def run(self, sample, max_new):
+            return BackendResult("transformers", script.prompt_tokens, script.content, script.completion_tokens)
+
+    monkeypatch.setattr(tiny, "tiny_checkpoint", lambda work_dir, seed=0: tmp_path / "tiny")
+    monkeypatch.setattr(tiny, "transformers_server", fake_server)
+    # the module, not the `run` function that ocrstack.verifying re-exports under the same name
+    monkeypatch.setattr(sys.modules["ocrstack.verifying.run"], "TransformersBackend", FakeInProcess)
+    assert main(["verify", "--tiny", "--work-dir", str(tmp_path), "--report-dir", str(tmp_path / "rep")]) == 0
+    text = capsys.readouterr().out
+    title, summary = text.splitlines()[0], text.split("Summary:")[1]
+    assert "TINY RANDOM CPU CHECKPOINT" in title and "NOT the deployed model, NOT your server" in title
+    assert "Both backends agree on the TINY RANDOM CPU checkpoint (not the deployed model)" in summary
+    assert "NOT the deployed model and NOT your server" in summary and "--server-url URL" in summary
+    data = json.loads((tmp_path / "rep" / "verify-report.json").read_text())
+    assert "TINY RANDOM" in data["title"] and data["summary"][0].startswith("Both backends agree on the TINY")
+
+    # the same comparison without --tiny names no tiny checkpoint
+    img = tmp_path / "t.png"
+    img.write_bytes(sample_image_png())
+    res = run(VerifyOptions(image=img, prompt="OCR:", servers=((url, "a"), (url, "b"))))
+    assert "TINY" not in res.report.title and "TINY" not in " ".join(res.summary)

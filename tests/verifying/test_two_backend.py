@@ -29,7 +29,8 @@ def test_tiny_inprocess_and_transformers_serve_agree(work: Path) -> None:
     assert status["two-backend[0-1]:output"] == "pass", res.to_text()
     assert status["transformers:load-keys"] == "pass"
     assert status["reference-values"] == "not-run"
-    assert res.summary[0].startswith("Both backends agree")
+    assert res.summary[0].startswith("Both backends agree on the TINY RANDOM CPU checkpoint (not the deployed model)")
+    assert "TINY RANDOM CPU CHECKPOINT" in res.report.title and "NOT your server" in res.report.title
     a, b = res.results
     assert a.output == b.output and a.generated_tokens == b.generated_tokens > 0
     data = json.loads((work / "report" / "verify-report.json").read_text())

@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--tiny",
         action="store_true",
-        help="CPU run: tiny checkpoint in-process vs a real `transformers serve` of it",
+        help="CI self-test on CPU: a tiny RANDOM checkpoint in-process vs a real `transformers serve` "
+        "of it; shows the comparison works, does not check your model or server",
     )
     t.add_argument("--image", type=Path, help="image for both backends (guide 7: table.png)")
     t.add_argument("--prompt", default=None, help="prompt (default: the guide 7 OTSL table prompt)")

@@ -325,8 +325,40 @@ def _as_png(data: bytes) -> bytes:
     return buf.getvalue()
 
 
-def summarize(report: Report) -> list[str]:
-    """Plain statements about what was and was not shown (guide 10)."""
+#: Report title and summary wording of a ``--tiny`` run (``nox -s verify``, CI): the comparison ran on
+#: a random CPU checkpoint, so nobody may read it as a check of the deployed model or a server.
+TINY_TITLE = (
+    "ocrstack verify --tiny: guide 7 two-backend comparison on the TINY RANDOM CPU CHECKPOINT "
+    "(CI self-test of the comparison; NOT the deployed model, NOT your server)"
+)
+TINY_SCOPE = (
+    "Scope: the two backends compared were the tiny random checkpoint in-process and a `transformers "
+    "serve` started for it here -- NOT the deployed model and NOT your server. This shows the "
+    "comparison works, not that your deployment agrees; for that run `ocrstack verify --image IMG "
+    "--tf-model ./models/MiniCPM-OCR-1.0 --server-url URL` on the GPU host (guide 7)."
+)
+TITLE = "ocrstack verify (guide 6 outputs, guide 6 DSpark, guide 7 two-backend)"
+
+
+def summarize(report: Report, *, tiny: bool = False) -> list[str]:
+    """Plain statements about what was and was not shown (guide 10).
+
+    ``tiny``: the two-backend check ran on the tiny random checkpoint (``--tiny``); every
+    two-backend statement says so and :data:`TINY_SCOPE` is added.
+    """
+    lines = _summary_lines(report)
+    if tiny:
+        on = " on the TINY RANDOM CPU checkpoint (not the deployed model)"
+        lines[0] = (
+            lines[0]
+            .replace("Both backends agree", "Both backends agree" + on, 1)
+            .replace("Two-backend verbatim check", "Two-backend verbatim check" + on, 1)
+        )
+        lines.insert(1, TINY_SCOPE)
+    return lines
+
+
+def _summary_lines(report: Report) -> list[str]:
     by = report.checks
     lines = []
     cmp_checks = [c for c in by if c.name.startswith("two-backend[")]
@@ -418,12 +450,12 @@ def run(opts: VerifyOptions) -> VerifyResult:
     """
     require_something(opts)
     cfg = load()
-    report = Report("ocrstack verify (guide 6 outputs, guide 6 DSpark, guide 7 two-backend)")
+    report = Report(TINY_TITLE if opts.tiny else TITLE)
     results: list[BackendResult] = []
     expectations_from = output_section(opts, report)
     dspark_section(opts, report)
     two_backend_section(opts, cfg, report, results)
-    summary = summarize(report)
+    summary = summarize(report, tiny=opts.tiny)
     if expectations_from:
         summary.append(f"Output page expectations from {expectations_from}.")
     res = VerifyResult(report, results, summary)
