@@ -206,3 +206,46 @@ def test_rapidocr_warnings_leave_the_cli_output_but_errors_do_not(caplog):
         assert [r.getMessage() for r in seen] == ["a real rapidocr error"]
     finally:
         rapid_logger.removeHandler(probe)
+
+
+def test_page_number_line_goes_to_its_tight_layout_block_not_to_recovered_text():
+    """Boxes measured on en_single_libtasn1_intro page 1 (200 DPI): rapid-layout's page-number
+    box (labelled header) lies inside rapidocr's padded line box and covers a third of it."""
+    body = Block((245, 352, 1452, 1037), Category.TEXT)
+    number = Block((1437, 141, 1447, 162), Category.HEADER)
+    out = assign_lines([body, number], [_line(1431, 136, 1453, 166, "1"), _line(250, 360, 1400, 394, "body")])
+    assert number.text == "1" and len(out) == 2  # nothing recovered
+    # a small block inside a much longer line does not take it (area ratio above 4)
+    word = Block((100, 10, 160, 40), Category.TITLE)
+    out = assign_lines([word], [_line(90, 5, 900, 45, "a long line with one word boxed")])
+    assert word.text == "" and [b.label for b in out] == ["", "recovered"]
+
+
+def _masthead():
+    """Line boxes of en_twocol_ltnews24 page 1 (200 DPI): the masthead (rapid-layout: header),
+    body lines of the median height 31 px, and the layout blocks."""
+    big = Block((116, 214, 464, 288), Category.HEADER)
+    sub = Block((118, 302, 428, 332), Category.HEADER)
+    body = Block((116, 939, 804, 1871), Category.TEXT)
+    lines = [_line(116, 214, 464, 288, "LATEX News"), _line(118, 302, 428, 332, "Issue 24, February 2016")]
+    lines += [_line(116, 940 + 40 * k, 800, 971 + 40 * k, f"body line {k}") for k in range(20)]
+    return [big, sub, body], lines
+
+
+def test_title_size_header_and_its_subtitle_are_kept_as_content():
+    blocks, lines = _masthead()
+    assign_lines(blocks, lines)
+    big, sub, _ = blocks
+    assert big.category is Category.TITLE and "title-size" in big.warnings[0]
+    assert sub.category is Category.TEXT and sub.text == "Issue 24, February 2016"
+
+
+def test_body_size_running_head_stays_a_header():
+    """zh_ctex_manual page 1: the running head is set at body size (33 vs 32 px): dropped."""
+    head = Block((362, 100, 822, 134), Category.HEADER)
+    number = Block((1521, 108, 1535, 129), Category.HEADER)
+    lines = [_line(362, 100, 822, 134, "第 3 节 宏包选项与\\ctexset 命令"), _line(1517, 103, 1540, 134, "5")]
+    lines += [_line(356, 513 + 40 * k, 1539, 545 + 40 * k, f"正文 {k}") for k in range(10)]
+    out = assign_lines([head, number], lines)
+    assert head.category is Category.HEADER and number.category is Category.HEADER
+    assert number.text == "5" and all("5" != b.text for b in out if b.label == "recovered")
