@@ -1,4 +1,4 @@
-"""Typed options for ``ocrstack build vllm`` and ``ocrstack build vllm-prebuilt`` (defaults in one place)."""
+"""Typed options for ``ocrstack build vllm``, ``vllm-prebuilt`` and ``tf`` (defaults in one place)."""
 
 from __future__ import annotations
 
@@ -75,5 +75,30 @@ class PrebuiltOptions:
 
     python: Path = field(default_factory=lambda: Path(sys.executable))
     log_dir: Path = Path("build/logs/vllm-prebuilt")
+    allow_other_python: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class TfOptions:
+    """Options of ``ocrstack build tf``: the feat-ocr transformers with ``[serving]`` (guide 3.3).
+
+    Attributes:
+        transformers_src: feat-ocr transformers checkout (``<TRANSFORMERS_SRC>``,
+            pinned ``transformers.fork-commit``).
+        python: interpreter of the target environment (pixi ``tf``; ``python.tf`` pin).
+        log_dir: one log file per step.
+        patches_dir: ``patches/``; only ``transformers/*.patch`` are applied.
+        allow_other_commit: install a checkout that is not at the pinned commit (warn only).
+        allow_other_python: install into ``python`` even when it misses the ``python.tf`` pin
+            or holds SDK packages (warn only).
+        dry_run: print the plan and run the read-only checks, install nothing.
+    """
+
+    transformers_src: Path
+    python: Path = field(default_factory=lambda: Path(sys.executable))
+    log_dir: Path = Path("build/logs/tf")
+    patches_dir: Path = field(default_factory=default_patches_dir)
+    allow_other_commit: bool = False
     allow_other_python: bool = False
     dry_run: bool = False

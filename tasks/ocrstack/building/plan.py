@@ -21,6 +21,11 @@ Prebuilt upstream: ``vllm==upstream.vllm`` from PyPI (brings its torch pins), th
 ``upstream.vllm-transformers-pin``; only newer releases know ``minicpm_ocr``), ``pip check``
 allowing only that conflict, ``versions check --env vllm``, ``from vllm import LLM``.
 
+transformers environment (guide 3.3, pixi ``tf``): torch/torchvision cu130, patches of
+``patches/transformers``, the feat-ocr transformers ``-e "<TRANSFORMERS_SRC>[serving]"`` *with*
+its dependencies (unlike step 7 above: no vLLM here to overwrite it), ``accelerate``,
+``versions check --env tf``, and ``minicpm_ocr`` known to transformers' auto classes.
+
 Every version comes from envs/versions.yaml via :func:`ocrstack.versions.pin`.
 """
 
@@ -35,7 +40,7 @@ from pathlib import Path
 
 from ocrstack import paths, versions
 from ocrstack.building import offline
-from ocrstack.building.options import BuildOptions, PrebuiltOptions
+from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions
 from ocrstack.building.sources import Patch
 
 
@@ -53,9 +58,9 @@ class DistCondition:
 
     def describe(self) -> str:
         """``torch==2.14.0+cu130`` or ``vllm version contains g5c2b92a5d``."""
-        return (
-            f"{self.dist}{self.value}" if self.op == "spec" else f"{self.dist} version contains {self.value}"
-        )
+        if self.op == "spec":
+            return f"{self.dist}{self.value}" if self.value else f"{self.dist} installed"
+        return f"{self.dist} version contains {self.value}"
 
 
 @dataclass(frozen=True)
@@ -206,18 +211,51 @@ def ocrstack_env() -> dict[str, str]:
     return {"PYTHONPATH": str(paths.PACKAGE_DIR.parent)}
 
 
-def torch_steps(python: str) -> list[Step]:
-    """Step 1: the cu130 torch trio (guide 3.2; ``torch`` in envs/versions.yaml)."""
+def torch_steps(python: str, names: tuple[str, ...] = ("torch", "torchaudio", "torchvision")) -> list[Step]:
+    """Step 1: the cu130 torch wheels ``names`` (guide 3.2: the trio; guide 3.3: torch, torchvision;
+    ``torch`` in envs/versions.yaml)."""
     t = versions.pin("torch")
-    names = ("torch", "torchaudio", "torchvision")
+    section = "3.2" if "torchaudio" in names else "3.3"
     return [
         Step(
             "torch",
-            f"torch/torchaudio/torchvision from the {t['local'].lstrip('+')} index (guide 3.2)",
+            f"{'/'.join(names)} from the {t['local'].lstrip('+')} index (guide {section})",
             _pip(python, *(f"{n}=={t[n]}" for n in names), "--index-url", t["index"]),
             done=DoneCheck(tuple(DistCondition(n, "spec", f"=={t[n]}{t['local']}") for n in names)),
         )
     ]
+
+
+def patch_steps(patches: list[Patch], checkouts: dict[str, str]) -> list[Step]:
+    """``git apply --check`` for every patch, then every apply (nothing applied unless all apply).
+
+    ``checkouts`` maps a patch project (``vllm``, ``transformers``) to its checkout; patches of
+    other projects are left out (the tf plan has no vLLM checkout).
+    """
+    mine = [p for p in patches if p.project in checkouts]
+    steps = []
+    for p in mine:
+        target = checkouts[p.project]
+        steps.append(
+            Step(
+                f"patch-check:{p.name}",
+                f"git apply --check {p.name} (nothing is applied unless all apply)",
+                ("git", "-C", target, "apply", "--check", str(p.path)),
+                done=DoneCheck(command=("git", "-C", target, "apply", "--reverse", "--check", str(p.path))),
+                verify_after=False,
+            )
+        )
+    for p in mine:
+        target = checkouts[p.project]
+        steps.append(
+            Step(
+                f"patch-apply:{p.name}",
+                f"apply {p.name}",
+                ("git", "-C", target, "apply", str(p.path)),
+                done=DoneCheck(command=("git", "-C", target, "apply", "--reverse", "--check", str(p.path))),
+            )
+        )
+    return steps
 
 
 def build_tool_specs() -> list[str]:
@@ -318,27 +356,7 @@ def vllm_plan(
             env={"CUDA_HOME": toolchain.cuda_home} if toolchain.cuda_home else {},
         )
     )
-    for p in patches or []:
-        target = src if p.project == "vllm" else tsrc
-        steps.append(
-            Step(
-                f"patch-check:{p.name}",
-                f"git apply --check {p.name} (nothing is applied unless all apply)",
-                ("git", "-C", target, "apply", "--check", str(p.path)),
-                done=DoneCheck(command=("git", "-C", target, "apply", "--reverse", "--check", str(p.path))),
-                verify_after=False,
-            )
-        )
-    for p in patches or []:
-        target = src if p.project == "vllm" else tsrc
-        steps.append(
-            Step(
-                f"patch-apply:{p.name}",
-                f"apply {p.name}",
-                ("git", "-C", target, "apply", str(p.path)),
-                done=DoneCheck(command=("git", "-C", target, "apply", "--reverse", "--check", str(p.path))),
-            )
-        )
+    steps += patch_steps(patches or [], {"vllm": src, "transformers": tsrc})
 
     env: dict[str, str] = {}
     if toolchain.cuda_home:
@@ -465,4 +483,72 @@ def prebuilt_plan(opts: PrebuiltOptions) -> Plan:
     )
     return Plan(
         "install prebuilt upstream vLLM (PyPI)", py, steps, notes=(f"logs: {opts.log_dir}/NN-<step>.log",)
+    )
+
+
+#: checks the tf plan runs by path in the target interpreter (imports nothing from ocrstack)
+TFCHECKS = paths.PACKAGE_DIR / "building" / "tfchecks.py"
+
+
+def tf_plan(opts: TfOptions, patches: list[Patch] | None = None) -> Plan:
+    """The transformers-environment plan (guide 3.3; module docstring); pure.
+
+    Steps: ``torch`` (torch, torchvision cu130) -> ``patch-*`` (``patches/transformers`` only) ->
+    ``transformers-fork-serving`` (``pip install -e "<TRANSFORMERS_SRC>[serving]"``, with deps;
+    done when the fork version is installed and every ``[serving]`` requirement is satisfied)
+    -> ``accelerate`` -> ``versions-check`` (``--env tf``) -> ``minicpm-ocr-known``.
+    """
+    py = str(opts.python)
+    tsrc = str(opts.transformers_src)
+    tf = versions.pin("transformers")
+    extra = "serving"
+    steps: list[Step] = list(torch_steps(py, ("torch", "torchvision")))
+    steps += patch_steps(patches or [], {"transformers": tsrc})
+    steps.append(
+        Step(
+            "transformers-fork-serving",
+            f"feat-ocr transformers -e with its dependencies and the [{extra}] extra "
+            "(guide 3.3: `transformers serve` is the OpenAI-compatible server)",
+            _pip(py, "-e", f"{tsrc}[{extra}]"),
+            done=DoneCheck(
+                (DistCondition("transformers", "spec", f"=={tf['fork-version']}"),),
+                command=(py, str(TFCHECKS), "extra", extra),
+            ),
+        )
+    )
+    steps.append(
+        Step(
+            "accelerate",
+            "accelerate (guide 3.3)",
+            _pip(py, "accelerate"),
+            done=DoneCheck((DistCondition("accelerate", "spec", ""),)),
+        )
+    )
+    steps.append(
+        Step(
+            "versions-check",
+            "installed versions match envs/versions.yaml for the tf environment (guide 3.3, 9)",
+            (py, "-m", "ocrstack.building.assertions", "--env", "tf"),
+            env=ocrstack_env(),
+        )
+    )
+    steps.append(
+        Step(
+            "minicpm-ocr-known",
+            "transformers knows the minicpm_ocr architecture (guide 8; on PyPI only "
+            f"transformers{versions.pin('upstream.transformers')})",
+            (py, str(TFCHECKS), "arch", "minicpm_ocr"),
+        )
+    )
+    preflight = (
+        f"transformers checkout {tsrc} at pinned commit {tf['fork-commit']} "
+        "(--allow-other-commit to override)",
+        f"{py}: Python {versions.pin('python.tf')}, no SDK packages (--allow-other-python to override)",
+    )
+    notes = (
+        "torch/torchvision/accelerate are skipped when the pixi tf environment already has them",
+        f"logs: {opts.log_dir}/NN-<step>.log",
+    )
+    return Plan(
+        "transformers environment with the feat-ocr fork (guide 3.3)", py, tuple(steps), preflight, notes
     )

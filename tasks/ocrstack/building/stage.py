@@ -18,8 +18,9 @@ from pathlib import Path
 
 from ocrstack import proc, versions
 from ocrstack.building import offline, plan, resources, runner, sources, target
-from ocrstack.building.options import BuildOptions, PrebuiltOptions
+from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions
 from ocrstack.errors import CheckFailed, ConfigError, OcrstackError
+from ocrstack.results import Report
 from ocrstack.toolchain import locate
 
 _PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
@@ -188,4 +189,36 @@ def install_prebuilt(opts: PrebuiltOptions, as_json: bool = False) -> int:
     target.require_target(opts.python, "vllm", opts.allow_other_python)
     runner.run_plan(p, opts.log_dir)
     print(f"vllm {versions.pin('upstream.vllm')} installed; logs in {opts.log_dir}", file=sys.stderr)
+    return 0
+
+
+def build_tf(opts: TfOptions, as_json: bool = False) -> int:
+    """``ocrstack build tf``: the guide 3.3 transformers environment (:func:`plan.tf_plan`). Returns 0.
+
+    Read-only checks first, also with ``--dry-run`` (after the plan is printed): the
+    transformers checkout at ``transformers.fork-commit``, the target interpreter
+    (``python.tf``, no SDK packages). Then the shared runner executes the plan.
+
+    Raises:
+        CheckFailed / InputError: the checkout is missing or at another commit.
+        ConfigError: wrong target interpreter (``--allow-other-python`` overrides).
+        StepFailed: a step failed (the doctor's diagnosis was printed).
+    """
+    p = plan.tf_plan(opts, sources.list_patches(opts.patches_dir))
+    if opts.dry_run:
+        print(p.to_json() if as_json else p.render(), flush=True)
+    else:
+        print(p.render(), file=sys.stderr)
+    report = Report("source checkout (pin: transformers.fork-commit)")
+    report.add(sources.check_source("transformers", opts.transformers_src, opts.allow_other_commit))
+    print(report.to_text(), file=sys.stderr)
+    report.raise_if_failed("source check")
+    target.require_target(opts.python, "tf", opts.allow_other_python)
+    if opts.dry_run:
+        return 0
+    runner.run_plan(p, opts.log_dir)
+    print(
+        f"feat-ocr transformers[serving] installed from {opts.transformers_src}; logs in {opts.log_dir}",
+        file=sys.stderr,
+    )
     return 0

@@ -1,4 +1,5 @@
-"""``ocrstack build vllm`` (source build, guide 3.2) and ``ocrstack build vllm-prebuilt`` (PyPI wheels)."""
+"""``ocrstack build vllm`` (source build, guide 3.2), ``build vllm-prebuilt`` (PyPI wheels) and
+``build tf`` (the transformers environment with the feat-ocr fork, guide 3.3)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ocrstack.building.options import BuildOptions, PrebuiltOptions, default_patches_dir
+from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions, default_patches_dir
 from ocrstack.errors import UsageError
 
 _OTHER_PYTHON = (
@@ -16,7 +17,7 @@ _OTHER_PYTHON = (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``build`` verb with ``vllm`` and ``vllm-prebuilt``."""
+    """Add the ``build`` verb with ``vllm``, ``vllm-prebuilt`` and ``tf``."""
     p = sub.add_parser("build", help="build vLLM from source (guide 3.2) or install the prebuilt upstream")
     bsub = p.add_subparsers(dest="build_command", metavar="TARGET", required=True)
 
@@ -90,6 +91,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     pb.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
     pb.set_defaults(handler=_prebuilt)
 
+    tf = bsub.add_parser(
+        "tf", help='transformers env (guide 3.3): feat-ocr transformers -e "<src>[serving]" with deps, checks'
+    )
+    tf.add_argument(
+        "--transformers-src",
+        type=Path,
+        required=True,
+        help="feat-ocr transformers checkout (<TRANSFORMERS_SRC>)",
+    )
+    tf.add_argument(
+        "--python",
+        type=Path,
+        default=Path(sys.executable),
+        help="interpreter of the tf environment (default: this one)",
+    )
+    tf.add_argument("--log-dir", type=Path, default=TfOptions.log_dir, help="one log file per step here")
+    tf.add_argument(
+        "--patches-dir",
+        type=Path,
+        default=None,
+        help="patches directory (default: patches/; transformers/ only)",
+    )
+    tf.add_argument(
+        "--allow-other-commit",
+        action="store_true",
+        help="install a checkout that is not at the pinned commit (warning only)",
+    )
+    tf.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
+    tf.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
+    tf.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    tf.set_defaults(handler=_tf)
+
 
 def _vllm(args: argparse.Namespace) -> int:
     from ocrstack.building import stage
@@ -129,3 +162,18 @@ def _prebuilt(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
     )
     return stage.install_prebuilt(opts, as_json=args.json)
+
+
+def _tf(args: argparse.Namespace) -> int:
+    from ocrstack.building import stage
+
+    opts = TfOptions(
+        transformers_src=args.transformers_src.resolve(),
+        python=args.python,
+        log_dir=args.log_dir,
+        patches_dir=args.patches_dir or default_patches_dir(),
+        allow_other_commit=args.allow_other_commit,
+        allow_other_python=args.allow_other_python,
+        dry_run=args.dry_run,
+    )
+    return stage.build_tf(opts, as_json=args.json)
