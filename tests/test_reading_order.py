@@ -21,10 +21,11 @@ def test_two_columns_with_aligned_baselines_read_left_column_first():
 
 
 def test_full_width_title_then_two_columns_then_full_width_footer():
+    # the columns run down most of the page (a real gutter: 24 of 26 rows of the page)
     title = (100, 100, 1530, 160)
-    left = _column(100, 780, 200, 6)
-    right = _column(850, 1530, 200, 4)  # right column shorter
-    footer = (100, 1000, 1530, 1040)
+    left = _column(100, 780, 200, 24)
+    right = _column(850, 1530, 200, 20)  # right column shorter
+    footer = (100, 1060, 1530, 1100)
     boxes = [footer, *right, title, *left]
     order = xy_cut(boxes, min_gap_x=30)
     assert [boxes[i] for i in order] == [title, *left, *right, footer]
@@ -99,3 +100,54 @@ def test_table_block_that_is_three_long_text_columns_is_read_column_by_column():
     boxes = sorted([b for c in cols for b in c], key=lambda b: (b[1], b[0]))
     order = order_table_lines(boxes, min_gap_x=54)
     assert [boxes[i] for i in order] == cols[0] + cols[1] + cols[2]
+
+
+def test_exam_choices_side_by_side_are_read_row_by_row_on_a_single_column_page():
+    """Block boxes of math_zh_gaokao_exam page 1 (200 DPI, rapid-layout + recovered lines):
+    full-width questions with their choices A-D side by side below each. The choices share
+    gutters over a few rows only (under half the page height): no columns; they are read row
+    by row, each question before its choices."""
+    boxes = [
+        (199, 871, 1455, 950),  # 0 section intro, full width
+        (210, 973, 1030, 1020),  # 1 question 1
+        (251, 1024, 352, 1067),  # 2 A
+        (554, 1021, 687, 1068),  # 3 B
+        (865, 1024, 993, 1066),  # 4 C
+        (1170, 1023, 1325, 1066),  # 5 D
+        (209, 1087, 688, 1125),  # 6 question 2
+        (251, 1141, 400, 1178),  # 7 A
+        (554, 1141, 690, 1178),  # 8 B
+        (866, 1141, 995, 1178),  # 9 C
+        (1172, 1142, 1299, 1175),  # 10 D
+        (208, 1206, 1288, 1297),  # 11 question 3, full width
+        (211, 1951, 1460, 2132),  # 12 question 8 at the bottom of the page
+    ]
+    assert xy_cut(boxes) == list(range(len(boxes)))
+
+
+def test_figure_text_is_read_row_by_row():
+    """tables_zh_debian_reference page 1: "Table 1.24" (device, descriptor, meaning) is
+    labelled figure by rapid-layout; its lines are read row by row, not column by column."""
+    from ocrstack.recognition.rapidocr import Line, assign_lines
+
+    fig = Block((147, 1352, 1588, 1513), Category.FIGURE)
+    cells = [["设备", "说明", "文件描述符"], ["stdin", "标准输入", "0"], ["stdout", "标准输出", "1"]]
+    lines = [
+        Line((200 + 500 * c, 1360 + 50 * r, 300 + 500 * c, 1390 + 50 * r), text, 0.99)
+        for r, row in enumerate(cells)
+        for c, text in enumerate(row)
+    ]
+    assign_lines([fig], lines)
+    assert fig.text.split("\n") == [" ".join(row) for row in cells]
+
+
+def test_side_by_side_pieces_over_a_small_part_of_the_page_are_rows_not_columns():
+    """The gutter of a short passage (4 rows, under half of the page's height) is not a
+    column gutter: the rows are read left to right (documented trade-off of xy_cut)."""
+    title = (100, 100, 1530, 160)
+    left = _column(100, 780, 200, 4)
+    right = _column(850, 1530, 200, 4)
+    body = _column(100, 1530, 400, 20)
+    boxes = [title, *left, *right, *body]
+    order = xy_cut(boxes, min_gap_x=30)
+    assert [boxes[i] for i in order] == [title, *[b for p in zip(left, right, strict=True) for b in p], *body]

@@ -34,38 +34,83 @@ def _groups(idx: list[int], boxes: Sequence[BBox], axis: int, min_gap: float) ->
     return out
 
 
-def xy_cut(boxes: Sequence[BBox], min_gap_x: float = 1.0, min_gap_y: float = 0.0) -> list[int]:
+#: A vertical gutter splits a region into columns only when the region is at least this
+#: fraction of the whole content's height (see :func:`xy_cut`).
+MIN_COLUMN_FRACTION = 0.5
+
+
+def xy_cut(
+    boxes: Sequence[BBox],
+    min_gap_x: float = 1.0,
+    min_gap_y: float = 0.0,
+    min_column_fraction: float = MIN_COLUMN_FRACTION,
+) -> list[int]:
     """Return the indices of ``boxes`` in column-aware reading order.
 
     Args:
         boxes: (x0, y0, x1, y1) in page pixels.
         min_gap_x: narrowest vertical gutter (pixels) that separates columns.
         min_gap_y: narrowest horizontal gap (pixels) that separates strips.
+        min_column_fraction: a gutter only makes columns when the region it runs through
+            (one region, or consecutive strips sharing it) is at least this fraction of the
+            height of all ``boxes``: a real gutter runs down most of the page. Other
+            side-by-side pieces -- the answer choices A-D under each exam question, a table
+            of contents' page numbers, table-like label grids -- are read row by row.
+            Measured on the corpus subset (sequence similarity of the default output,
+            before -> after): math_zh_gaokao_exam 0.857 -> 0.886, tables_zh_debian_reference
+            0.958 -> 0.988 (with figures read row by row), en_twocol_ltnews24 p1 0.981 ->
+            0.990, no page lower; 0.3 gave the same default figures but read whole-page OCR
+            of the Debian table column-wise (0.93 against 0.995 at 0.5). Known limit: a
+            two-column passage shorter than this fraction of the page is read row by row.
     """
+    if not boxes:
+        return []
+    top = min(b[1] for b in boxes)
+    tall_enough = min_column_fraction * (max(b[3] for b in boxes) - top)
 
     def cols(ix: list[int]) -> list[list[int]]:
         return _groups(ix, boxes, 0, min_gap_x)
 
+    def height(ix: list[int]) -> float:
+        return max(boxes[i][3] for i in ix) - min(boxes[i][1] for i in ix)
+
+    def by_rows(ix: list[int]) -> list[int]:
+        sub = [boxes[i] for i in ix]
+        return [ix[j] for r in rows(sub) for j in r]
+
+    def columns(ix: list[int]) -> list[list[int]] | None:
+        """The column groups of ``ix`` when its gutter is real (see the docstring), else None."""
+        vertical = cols(ix)
+        if len(vertical) < 2:
+            return None
+        return vertical if height(ix) >= tall_enough else None
+
     def rec(ix: list[int]) -> list[int]:
         if len(ix) <= 1:
             return list(ix)
-        vertical = cols(ix)
-        if len(vertical) > 1:
+        vertical = columns(ix)
+        if vertical is not None:
             return [i for g in vertical for i in rec(g)]
         strips = sorted(_groups(ix, boxes, 1, min_gap_y), key=lambda g: min(boxes[i][1] for i in g))
         if len(strips) == 1:
-            return sorted(ix, key=lambda i: (boxes[i][1], boxes[i][0]))
-        merged: list[list[int]] = []
-        cur = strips[0]
+            return by_rows(ix)
+        # join consecutive strips that share a gutter; a joined group tall enough is a
+        # column region, a shorter one is read strip by strip
+        groups: list[list[list[int]]] = [[strips[0]]]
         for seg in strips[1:]:
-            # join a strip to the multi-column group above it when the gutter runs through both
+            cur = [i for st in groups[-1] for i in st]
             if len(cols(cur)) > 1 and len(cols(cur + seg)) > 1:
-                cur = cur + seg
+                groups[-1].append(seg)
             else:
-                merged.append(cur)
-                cur = seg
-        merged.append(cur)
-        return [i for g in merged for i in rec(g)]
+                groups.append([seg])
+        out: list[int] = []
+        for g in groups:
+            flat = [i for st in g for i in st]
+            if len(g) > 1 and columns(flat) is not None:
+                out.extend(rec(flat))
+            else:
+                out.extend(i for st in g for i in (rec(st) if len(st) < len(ix) else by_rows(st)))
+        return out
 
     return rec(list(range(len(boxes))))
 

@@ -49,6 +49,11 @@ VOTE_MIN_CHARS = 3
 #: number was recovered as body text and the page-number block reported empty).
 CONTAINED_BLOCK = 0.8
 CONTAINED_AREA_RATIO = 4.0
+#: Blocks whose lines are read row by row (ocrstack.reading_order.order_table_lines) rather
+#: than column by column: tables, and figures, whose text is labels or a table the layout
+#: model took for a picture (tables_zh_debian_reference: "Table 1.24" is labelled figure;
+#: read column-wise it gave "stdin stdout stderr" before their descriptions).
+ROW_ORDER = (Category.TABLE, Category.FIGURE)
 #: A header block whose lines are this many times the page's median line height is a title
 #: (see :func:`promote_title_headers`).
 TITLE_HEIGHT_RATIO = 1.5
@@ -299,7 +304,7 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     promote_title_headers(blocks, owners, lines)
     for i, b in enumerate(blocks):
         own = owners[i]
-        b.text = join_lines(own, columns=b.category is not Category.TABLE)
+        b.text = join_lines(own, columns=b.category not in ROW_ORDER)
         if own and b.category is not Category.FIGURE:
             b.bbox = union([b.bbox, *(ln.bbox for ln in own)])
         if own and not structured and b.category in FALLBACK_WARNING:
