@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ocrstack.errors import ConfigError, OcrstackError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
@@ -37,3 +42,26 @@ def versions_file() -> Path:
 def data_file(*parts: str) -> Path:
     """Return a file shipped inside the package under ``ocrstack/data/``."""
     return DATA_DIR.joinpath(*parts)
+
+
+def read_yaml(
+    path: Path | str,
+    what: str,
+    remedy: str = "restore it from git (or fix the syntax at the position shown)",
+    error: type[OcrstackError] = ConfigError,
+) -> Any:
+    """Read and parse one YAML data file; every data-file loader goes through here.
+
+    Args:
+        what: what the file holds, for the message ("serve profiles", "doctor rules", ...).
+        error: the error class to raise (``InputError`` for files the user passed).
+    Raises:
+        ``error`` (default :class:`ConfigError`): missing/unreadable file, not UTF-8, or not YAML;
+        one line naming the file.
+    """
+    p = Path(path)
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        reason = " ".join(str(exc).split())
+        raise error(f"{p}: cannot read {what} ({reason})", remedy) from exc

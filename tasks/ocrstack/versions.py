@@ -28,16 +28,7 @@ from ocrstack.results import Check, Report, Status
 
 @lru_cache(maxsize=4)
 def _load(path: str) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(
-            f"{path}: versions file not found", "run from an ocrstack checkout or set OCRSTACK_VERSIONS"
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(
-            f"{path}: not valid YAML ({exc})", "fix the syntax error at the position shown"
-        ) from exc
+    data = paths.read_yaml(path, "the version pins", "run from an ocrstack checkout or set OCRSTACK_VERSIONS")
     if not isinstance(data, dict) or data.get("schema") != 1:
         raise ConfigError(
             f"{path}: expected a mapping with 'schema: 1'", "restore envs/versions.yaml from git"

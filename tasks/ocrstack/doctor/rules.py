@@ -20,7 +20,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from packaging.version import Version
 
 from ocrstack import paths, versions
@@ -148,14 +147,7 @@ def parse_rules(
 
 @lru_cache(maxsize=4)
 def _load_cached(path: str) -> tuple[Rule, ...]:
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(
-            f"{path}: doctor rules not found", "reinstall ocrstack or restore the file"
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})", "fix the syntax error") from exc
+    data = paths.read_yaml(path, "doctor rules", "reinstall ocrstack or restore the file from git")
     return tuple(parse_rules(data, origin=path))
 
 

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from ocrstack import paths
 from ocrstack.errors import ConfigError, UsageError
 
@@ -41,10 +39,7 @@ class LayoutSpec:
 
 @lru_cache(maxsize=2)
 def _load(path: str) -> dict:
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read the model catalog ({exc})", "restore it from git") from exc
+    data = paths.read_yaml(path, "the model catalog")
     if not isinstance(data, dict) or data.get("schema") != 1:
         raise ConfigError(f"{path}: expected 'schema: 1'", "restore it from git")
     return data

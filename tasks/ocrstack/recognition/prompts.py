@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ocrstack import paths
 from ocrstack.errors import InputError, UsageError
 from ocrstack.types import Category
@@ -108,13 +106,10 @@ def load(name_or_path: str | Path) -> PromptSet:
             message names the file and the offending key.
     """
     path = resolve(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(
-            f"prompt file {path}: cannot read it as YAML ({exc})".replace("\n", " "),
-            "fix the YAML syntax (see ocrstack/data/prompts/minicpm-ocr.yaml)",
-        ) from exc
+    data = paths.read_yaml(
+        path, "the prompt file as YAML", "fix the YAML syntax (see ocrstack/data/prompts/minicpm-ocr.yaml)",
+        error=InputError,
+    )  # fmt: skip
     return _validate(data, path)
 
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from ocrstack import paths
 from ocrstack.errors import InputError, ServerUnreachable
 from ocrstack.results import Check, Report, Status
 from ocrstack.serving.profiles import default_profiles_file
@@ -45,7 +45,7 @@ class CheckConfig:
 
 def load_config(path: Path | None = None) -> CheckConfig:
     """Read ``dspark-check`` from the profiles file (default: the packaged one)."""
-    data = yaml.safe_load(Path(path or default_profiles_file()).read_text(encoding="utf-8"))
+    data = paths.read_yaml(path or default_profiles_file(), "the dspark-check settings")
     d = data["dspark-check"]
     c = d["counters"]
     low, high = d["acceptance-length"]

@@ -19,8 +19,6 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-import yaml
-
 from ocrstack import paths, versions
 from ocrstack.errors import ConfigError, UsageError
 
@@ -266,15 +264,7 @@ def _parse(path: Path, data: Any) -> ProfileSet:
 @lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> ProfileSet:
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read serve profiles ({exc})", _FIX_PATH) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(
-            f"{p}: not valid YAML ({exc})", "fix the syntax error at the position shown"
-        ) from exc
-    return _parse(p, data)
+    return _parse(p, paths.read_yaml(p, "serve profiles", _FIX_PATH))
 
 
 def load(path: Path | None = None) -> ProfileSet:
