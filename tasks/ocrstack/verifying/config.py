@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from ocrstack import paths
 from ocrstack.errors import ConfigError
 
@@ -50,8 +48,8 @@ def load(path: str | None = None) -> VerifyConfig:
         ConfigError: missing file, bad YAML, wrong schema or a bad regex.
     """
     p = Path(path) if path else paths.data_file("verify.yaml")
+    data = paths.read_yaml(p, "the verify configuration")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
         if data.get("schema") != 1:
             raise ValueError("expected schema: 1")
         o, t = data["outputs"], data["two-backend"]
@@ -76,5 +74,5 @@ def load(path: str | None = None) -> VerifyConfig:
                 source=r["source"],
             ),
         )
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, re.error) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError, re.error) as exc:
         raise ConfigError(f"{p}: invalid verify configuration ({exc})", "restore it from git") from exc
