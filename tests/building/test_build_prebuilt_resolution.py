@@ -65,7 +65,11 @@ def pinned(out: str) -> dict[str, str]:
     return dict(re.findall(r"^([A-Za-z0-9._-]+)==(\S+)$", out, flags=re.M))
 
 
-def test_upstream_pins_resolve_with_only_the_transformers_override(tmp_path: Path) -> None:
+def test_upstream_pins_resolve_with_only_the_transformers_override(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """``upstream.transformers`` has no upper bound (envs/versions.yaml), so what it resolves to
+    moves with PyPI: the resolved versions are recorded (JUnit XML property and stdout)."""
     up = versions.pin("upstream")
     vllm_req = f"vllm=={up['vllm']}"
     tf_req = f"transformers{up['transformers']}"
@@ -86,6 +90,14 @@ def test_upstream_pins_resolve_with_only_the_transformers_override(tmp_path: Pat
     overridden = compile_(tmp_path, [vllm_req], overrides=[tf_req])
     assert overridden.returncode == 0, overridden.stderr
     fixed = pinned(overridden.stdout)
+    for name in ("vllm", "torch", "transformers"):
+        request.node.user_properties.append((f"resolved-{name}", fixed.get(name)))  # JUnit <property>
+    request.node.user_properties.append(("resolved-transformers-without-override", got.get("transformers")))
+    print(
+        f"prebuilt resolution (python {versions.pin('python.vllm')}): vllm {fixed.get('vllm')}, "
+        f"torch {fixed.get('torch')}, transformers {fixed.get('transformers')} "
+        f"(override {up['transformers']}; without it {got.get('transformers')})"
+    )
     assert fixed["vllm"] == up["vllm"]
     assert fixed["transformers"] in SpecifierSet(up["transformers"])
     assert fixed["torch"] == got["torch"]  # nothing else had to move for torch
