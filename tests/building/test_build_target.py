@@ -80,6 +80,7 @@ def test_cli_refuses_a_311_sdk_venv_before_any_step(
     rc = main(["build", "vllm-prebuilt", "--python", sdk_py, "--dry-run"])
     out, err = capsys.readouterr()
     assert rc == 9 and "vllm-wheel" in out and "Python 3.11.7" in err
+    assert f"{sdk_py}: Python 3.13 (python.vllm), no SDK packages" in out  # listed under preflight
     # overridden: warnings only
     rc = main(["build", "vllm-prebuilt", "--python", sdk_py, "--dry-run", "--allow-other-python"])
     assert rc == 0 and "[   warn] target-python" in capsys.readouterr().err

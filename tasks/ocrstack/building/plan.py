@@ -211,6 +211,14 @@ def ocrstack_env() -> dict[str, str]:
     return {"PYTHONPATH": str(paths.PACKAGE_DIR.parent)}
 
 
+def target_line(python: str, env: str) -> str:
+    """The preflight line of the target-interpreter check (:mod:`ocrstack.building.target`)."""
+    return (
+        f"{python}: Python {versions.pin(f'python.{env}')} (python.{env}), no SDK packages "
+        "(--allow-other-python to override; checked with --dry-run too)"
+    )
+
+
 def torch_steps(python: str, names: tuple[str, ...] = ("torch", "torchaudio", "torchvision")) -> list[Step]:
     """Step 1: the cu130 torch wheels ``names`` (guide 3.2: the trio; guide 3.3: torch, torchvision;
     ``torch`` in envs/versions.yaml)."""
@@ -419,6 +427,7 @@ def vllm_plan(
     preflight = [
         f"vLLM checkout {src} at pinned commit {commit} (--allow-other-commit to override)",
         f"transformers checkout {tsrc} at pinned commit {tf['fork-commit']}",
+        target_line(py, "vllm-build"),
     ]
     if opts.deps is not None:
         preflight.append(f"offline build: every *_SRC_DIR under {opts.deps} exists")
@@ -482,7 +491,11 @@ def prebuilt_plan(opts: PrebuiltOptions) -> Plan:
         ),
     )
     return Plan(
-        "install prebuilt upstream vLLM (PyPI)", py, steps, notes=(f"logs: {opts.log_dir}/NN-<step>.log",)
+        "install prebuilt upstream vLLM (PyPI)",
+        py,
+        steps,
+        preflight=(target_line(py, "vllm"),),
+        notes=(f"logs: {opts.log_dir}/NN-<step>.log",),
     )
 
 
@@ -543,7 +556,7 @@ def tf_plan(opts: TfOptions, patches: list[Patch] | None = None) -> Plan:
     preflight = (
         f"transformers checkout {tsrc} at pinned commit {tf['fork-commit']} "
         "(--allow-other-commit to override)",
-        f"{py}: Python {versions.pin('python.tf')}, no SDK packages (--allow-other-python to override)",
+        target_line(py, "tf"),
     )
     notes = (
         "torch/torchvision/accelerate are skipped when the pixi tf environment already has them",
