@@ -62,7 +62,11 @@ def test_sdk_markers_come_from_the_pins_and_the_sdk_extra(pins: dict) -> None:
 
 
 def test_cli_refuses_a_311_sdk_venv_before_any_step(
-    tmp_path: Path, fake_target, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    pins: dict,
+    fake_target,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     probed = fake_target("3.11.7", {"paddlex": "3.4.2", "rapidocr": "3.4.0"})
 
@@ -80,7 +84,7 @@ def test_cli_refuses_a_311_sdk_venv_before_any_step(
     rc = main(["build", "vllm-prebuilt", "--python", sdk_py, "--dry-run"])
     out, err = capsys.readouterr()
     assert rc == 9 and "vllm-wheel" in out and "Python 3.11.7" in err
-    assert f"{sdk_py}: Python 3.13 (python.vllm), no SDK packages" in out  # listed under preflight
+    assert f"{sdk_py}: Python {pins['python']['vllm']} (python.vllm), no SDK packages" in out  # preflight
     # overridden: warnings only
     rc = main(["build", "vllm-prebuilt", "--python", sdk_py, "--dry-run", "--allow-other-python"])
     assert rc == 0 and "[   warn] target-python" in capsys.readouterr().err
