@@ -12,8 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ocrstack import paths
 from ocrstack.errors import ConfigError
 
@@ -46,10 +44,7 @@ def load(path: str | None = None) -> tuple[Harmless, ...]:
         ConfigError: missing file, bad YAML, missing field or invalid regex.
     """
     p = Path(path) if path else paths.data_file("build_harmless.yaml")
-    try:
-        data: Any = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{p}: cannot read harmless-warning list ({exc})", "restore it from git") from exc
+    data: Any = paths.read_yaml(p, "the harmless-warning list")
     if not isinstance(data, dict) or data.get("schema") != 1 or not isinstance(data.get("warnings"), list):
         raise ConfigError(f"{p}: expected 'schema: 1' and a 'warnings' list", "restore it from git")
     out = []

@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ocrstack import paths
 from ocrstack.errors import ConfigError, InputError
 
@@ -40,10 +38,7 @@ def load(path: str | None = None) -> OfflineSpec:
         ConfigError: missing file or wrong shape.
     """
     p = Path(path) if path else paths.data_file("vllm_offline_deps.yaml")
-    try:
-        data: Any = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{p}: cannot read offline-deps data ({exc})", "restore it from git") from exc
+    data: Any = paths.read_yaml(p, "the offline-deps data")
     if not isinstance(data, dict) or data.get("schema") != 1 or not isinstance(data.get("variables"), dict):
         raise ConfigError(f"{p}: expected 'schema: 1' and a 'variables' mapping", "restore it from git")
     return OfflineSpec(
