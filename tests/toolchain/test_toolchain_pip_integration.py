@@ -29,6 +29,8 @@ import pytest
 
 from ocrstack import versions
 
+from .test_toolchain_pipcuda import snapshot
+
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 KERNEL_CU = r"""
@@ -109,20 +111,6 @@ def run(
     if check and proc.returncode != 0:
         raise AssertionError(f"{argv} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
-
-
-def tree(root: Path) -> dict[str, tuple]:
-    out: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            rel = str(p.relative_to(root))
-            if p.is_symlink():
-                out[rel] = ("link", os.readlink(p))
-            elif p.is_file():
-                st = p.stat()
-                out[rel] = ("file", st.st_size, st.st_mtime_ns)
-    return out
 
 
 def cmake_version(cmake: str) -> tuple[int, ...]:
@@ -207,11 +195,11 @@ def test_pip_toolchain_compiles_and_links_after_fix(pip_toolchain: dict) -> None
     for name in ("link.stub", "prelink.stub"):
         assert (cu / "bin" / "crt" / name).is_file()
 
-    snap = tree(cu)
+    snap = snapshot(cu)
     second = ocrstack_cli("toolchain", "fix-pip-cuda", "--python", str(pip_toolchain["py"]), env=env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "changed: nothing" in second.stderr
-    assert tree(cu) == snap, "second fix-pip-cuda run changed the tree"
+    assert snapshot(cu) == snap, "second fix-pip-cuda run changed the tree"
 
     post_check = ocrstack_cli("toolchain", "check", "--python", str(pip_toolchain["py"]), env=env)
     assert post_check.returncode == 0, post_check.stdout + post_check.stderr
