@@ -141,13 +141,35 @@ def test_figure_text_is_read_row_by_row():
     assert fig.text.split("\n") == [" ".join(row) for row in cells]
 
 
-def test_side_by_side_pieces_over_a_small_part_of_the_page_are_rows_not_columns():
-    """The gutter of a short passage (4 rows, under half of the page's height) is not a
-    column gutter: the rows are read left to right (documented trade-off of xy_cut)."""
+def test_short_side_by_side_lines_are_rows_unless_wide_blocks():
+    """A gutter through under half of the page's height: side-by-side lines (order_lines: no
+    width rule) are table rows, read left to right; side-by-side wide blocks (block order,
+    odd_rotate90_skewed_scan's two-column middle, 31 % of the page) are columns."""
     title = (100, 100, 1530, 160)
     left = _column(100, 780, 200, 4)
     right = _column(850, 1530, 200, 4)
     body = _column(100, 1530, 400, 20)
     boxes = [title, *left, *right, *body]
-    order = xy_cut(boxes, min_gap_x=30)
-    assert [boxes[i] for i in order] == [title, *[b for p in zip(left, right, strict=True) for b in p], *body]
+    rows_first = [title, *[b for p in zip(left, right, strict=True) for b in p], *body]
+    assert [boxes[i] for i in xy_cut(boxes, min_gap_x=30, min_column_width=None)] == rows_first
+    assert [boxes[i] for i in xy_cut(boxes, min_gap_x=30)] == [title, *left, *right, *body]
+
+
+def test_heading_right_above_a_full_width_block_is_not_the_end_of_the_left_column():
+    """odd_rotate90_skewed_scan (deskewed, block boxes): the two-column middle, then the
+    "Additional Features" heading over a full-width list."""
+    boxes = [
+        (420, 115, 1363, 245),  # 0 title
+        (273, 895, 548, 926),  # 1 "Recording a Sequence"
+        (269, 924, 877, 1349),  # 2 left text
+        (269, 1361, 373, 1404),  # 3 "Editing"
+        (273, 1397, 867, 1534),  # 4 left text
+        (902, 889, 1491, 1106),  # 5 right text
+        (904, 1127, 1525, 1344),  # 6 right text
+        (905, 1365, 1347, 1398),  # 7 "Composition Without Compromise"
+        (902, 1399, 1501, 1534),  # 8 right text
+        (275, 1562, 521, 1592),  # 9 "Additional Features"
+        (272, 1593, 1500, 2000),  # 10 full-width list
+        (1077, 2102, 1509, 2188),  # 11 address
+    ]
+    assert xy_cut(boxes) == list(range(len(boxes)))

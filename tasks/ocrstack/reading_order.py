@@ -35,8 +35,10 @@ def _groups(idx: list[int], boxes: Sequence[BBox], axis: int, min_gap: float) ->
 
 
 #: A vertical gutter splits a region into columns only when the region is at least this
-#: fraction of the whole content's height (see :func:`xy_cut`).
+#: fraction of the whole content's height, or (block order) when every column is at least
+#: MIN_COLUMN_WIDTH of the region's width (see :func:`xy_cut`).
 MIN_COLUMN_FRACTION = 0.5
+MIN_COLUMN_WIDTH = 0.2
 
 
 def xy_cut(
@@ -44,6 +46,7 @@ def xy_cut(
     min_gap_x: float = 1.0,
     min_gap_y: float = 0.0,
     min_column_fraction: float = MIN_COLUMN_FRACTION,
+    min_column_width: float | None = MIN_COLUMN_WIDTH,
 ) -> list[int]:
     """Return the indices of ``boxes`` in column-aware reading order.
 
@@ -51,17 +54,23 @@ def xy_cut(
         boxes: (x0, y0, x1, y1) in page pixels.
         min_gap_x: narrowest vertical gutter (pixels) that separates columns.
         min_gap_y: narrowest horizontal gap (pixels) that separates strips.
-        min_column_fraction: a gutter only makes columns when the region it runs through
-            (one region, or consecutive strips sharing it) is at least this fraction of the
-            height of all ``boxes``: a real gutter runs down most of the page. Other
-            side-by-side pieces -- the answer choices A-D under each exam question, a table
-            of contents' page numbers, table-like label grids -- are read row by row.
+        min_column_fraction, min_column_width: a gutter only makes columns when the region
+            it runs through (one region, or consecutive strips sharing it) is at least
+            ``min_column_fraction`` of the height of all ``boxes`` -- a real gutter runs down
+            most of the page -- or, for a shorter region, when every column is at least
+            ``min_column_width`` of the region's width (None: never). Other side-by-side
+            pieces -- the answer choices A-D under each exam question (10-12 % of the width
+            each), a table of contents' page numbers -- are read row by row. Block order
+            uses both (the two-column middle of odd_rotate90_skewed_scan is 31 % of the page
+            height, its columns 45 % of the width); line order inside a block uses only the
+            height rule, since side-by-side lines in a short region are table rows (pari
+            refcard description/command pairs, the Debian table read on the whole page).
+            A single box right above a strip that crosses the gutter is that strip's heading,
+            not the end of the column above.
             Measured on the corpus subset (sequence similarity of the default output,
-            before -> after): math_zh_gaokao_exam 0.857 -> 0.886, tables_zh_debian_reference
-            0.958 -> 0.988 (with figures read row by row), en_twocol_ltnews24 p1 0.981 ->
-            0.990, no page lower; 0.3 gave the same default figures but read whole-page OCR
-            of the Debian table column-wise (0.93 against 0.995 at 0.5). Known limit: a
-            two-column passage shorter than this fraction of the page is read row by row.
+            before -> after, tests/data/accuracy_baseline.json): math_zh_gaokao_exam 0.857 ->
+            0.886, tables_zh_debian_reference 0.958 -> 0.988 (with figures read row by row),
+            en_twocol_ltnews24 p1 0.981 -> 0.990, booktabs 0.984 -> 0.998, no page lower.
     """
     if not boxes:
         return []
@@ -83,7 +92,26 @@ def xy_cut(
         vertical = cols(ix)
         if len(vertical) < 2:
             return None
-        return vertical if height(ix) >= tall_enough else None
+        if height(ix) >= tall_enough:
+            return vertical
+        if min_column_width is None:
+            return None
+        width = max(boxes[i][2] for i in ix) - min(boxes[i][0] for i in ix)
+        spans = [max(boxes[i][2] for i in g) - min(boxes[i][0] for i in g) for g in vertical]
+        return vertical if min(spans) >= min_column_width * width else None
+
+    def heads(cur: list[int], seg: list[int], nxt: list[int] | None) -> bool:
+        """``seg`` is one box right above a strip that crosses the gutter of ``cur`` and
+        closer to it than to the column above: that strip's heading (the "Additional
+        Features" title of odd_rotate90_skewed_scan), not the end of a column."""
+        if nxt is None or len(seg) != 1 or len(cols(cur + seg + nxt)) > 1:
+            return False
+        b = boxes[seg[0]]
+        above = [boxes[i][3] for i in cur if min(boxes[i][2], b[2]) > max(boxes[i][0], b[0])]
+        gap_above = b[1] - max(above) if above else float("inf")
+        gap_below = min(boxes[i][1] for i in nxt) - b[3]
+        # closer to the strip below than to the column above, and less than a line apart
+        return gap_below < min(gap_above, b[3] - b[1])
 
     def rec(ix: list[int]) -> list[int]:
         if len(ix) <= 1:
@@ -97,9 +125,10 @@ def xy_cut(
         # join consecutive strips that share a gutter; a joined group tall enough is a
         # column region, a shorter one is read strip by strip
         groups: list[list[list[int]]] = [[strips[0]]]
-        for seg in strips[1:]:
+        for k, seg in enumerate(strips[1:], start=1):
             cur = [i for st in groups[-1] for i in st]
-            if len(cols(cur)) > 1 and len(cols(cur + seg)) > 1:
+            nxt = strips[k + 1] if k + 1 < len(strips) else None
+            if len(cols(cur)) > 1 and len(cols(cur + seg)) > 1 and not heads(cur, seg, nxt):
                 groups[-1].append(seg)
             else:
                 groups.append([seg])
@@ -146,7 +175,7 @@ def order_lines(boxes: Sequence[BBox], columns: bool = True) -> list[int]:
     lh = median(b[3] - b[1] for b in boxes)
     if not columns:
         return order_table_lines(boxes, min_gap_x=2.0 * lh)
-    return xy_cut(boxes, min_gap_x=1.0 * lh, min_gap_y=0.0)
+    return xy_cut(boxes, min_gap_x=1.0 * lh, min_gap_y=0.0, min_column_width=None)
 
 
 #: A "table" whose lines fall into 2-4 gutter-separated groups, each at least this many lines
