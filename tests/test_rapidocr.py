@@ -249,3 +249,42 @@ def test_body_size_running_head_stays_a_header():
     out = assign_lines([head, number], lines)
     assert head.category is Category.HEADER and number.category is Category.HEADER
     assert number.text == "5" and all("5" != b.text for b in out if b.label == "recovered")
+
+
+@pytest.mark.parametrize(
+    ("angles", "expected"),
+    [
+        ([-2.67, -2.6, -2.55, -2.5, -2.41], -2.55),  # odd_rotate90_skewed_scan's spread
+        ([0.0] * 20 + [0.1], 0.0),  # born-digital page
+        ([0.3] * 10, 0.0),  # below MIN_SKEW: left alone
+        ([25.0] * 10, 0.0),  # above MAX_SKEW: not a scanning skew
+        ([-2.5] * 4, 0.0),  # too few lines to measure
+    ],
+)
+def test_page_skew_is_the_median_slope_of_long_lines(angles, expected):
+    lines = [
+        _line(100, 100 + 40 * k, 1300, 130 + 40 * k, "a long line of text", angle=a)
+        for k, a in enumerate(angles)
+    ]
+    lines.append(_line(100, 900, 130, 930, "x", angle=30.0))  # short lines do not vote
+    assert RapidOcrRecognizer.page_skew(lines) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_skewed_two_column_scan_is_deskewed_and_read_column_by_column(corpus):
+    """odd_rotate90_skewed_scan (a 90-degree /Rotate and a 2.55-degree scan skew): before
+    deskewing, rows of the two columns overlapped and lines of both were merged into one,
+    and column 2's text came before column 1's heading (review of issue 3)."""
+    from ocrstack import documents
+    from ocrstack.assembly.markdown import render_page
+    from ocrstack.options import ParseOptions
+    from ocrstack.pipeline import Parser
+
+    (page,) = documents.iter_pages(corpus / "odd_rotate90_skewed_scan.pdf", pages="1", dpi=200)
+    result = Parser(ParseOptions(inputs=())).parse_page(page)
+    assert any("deskewed" in n for n in result.notes), result.notes
+    md = render_page(result).markdown
+    lines = md.splitlines()
+    assert "To record a sequence, simply press RECORD and PLAY," in lines  # not merged with column 2
+    assert md.index("Recording a Sequence") < md.index("simply use LOCATE") < md.index("Additional Features")

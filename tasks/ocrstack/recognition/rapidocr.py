@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,14 @@ MIN_SCORE = 0.5
 VERTICAL_RATIO = 1.5
 #: Minimum characters for a line to vote on page orientation (single glyphs are often tall).
 VOTE_MIN_CHARS = 3
+#: Deskew (see RapidOcrRecognizer.page_skew): a page is turned level when its long lines
+#: slope between MIN_SKEW and MAX_SKEW degrees. 0.5 degrees shifts the end of a 1300 px
+#: column line by 11 px, a third of a line height at 200 DPI; above 10 degrees the tilt is
+#: not a scanning skew and is left alone.
+MIN_SKEW = 0.5
+MAX_SKEW = 10.0
+SKEW_MIN_CHARS = 10
+SKEW_MIN_LINES = 5
 #: A line whose box holds at least this fraction of a block, and is at most this many times
 #: the block's area, belongs to that block even though the block covers less than half of
 #: it: rapid-layout boxes page numbers tightly around the glyphs, rapidocr pads its line box
@@ -79,6 +88,9 @@ class Line:
     score: float
     vertical: bool = False
     flipped: bool = False
+    #: slope of the detected box's top edge, degrees, image coordinates (y down): positive =
+    #: the line descends to the right
+    angle: float = 0.0
 
 
 #: rapidocr's logger (rapidocr/utils/log.py: ``Logger(logger_name="RapidOCR")``, own stderr
@@ -198,7 +210,17 @@ class RapidOcrRecognizer:
             w = max(np.linalg.norm(p[0] - p[1]), np.linalg.norm(p[2] - p[3]))
             h = max(np.linalg.norm(p[0] - p[3]), np.linalg.norm(p[1] - p[2]))
             bbox = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
-            lines.append(Line(bbox, t.strip(), s, vertical=bool(h >= VERTICAL_RATIO * w), flipped=f))
+            dx, dy = (float(v) for v in p[1] - p[0])
+            lines.append(
+                Line(
+                    bbox,
+                    t.strip(),
+                    s,
+                    vertical=bool(h >= VERTICAL_RATIO * w),
+                    flipped=f,
+                    angle=math.degrees(math.atan2(dy, dx)),
+                )
+            )
         return lines
 
     @staticmethod
@@ -222,6 +244,28 @@ class RapidOcrRecognizer:
         best = max(votes, key=lambda k: votes[k])
         return best if total and votes[best] * 2 > total and best != 0 else 0
 
+    @staticmethod
+    def page_skew(lines: list[Line]) -> float:
+        """Skew of the page's text in degrees (image coordinates, positive = lines descend to
+        the right), or 0.0 when it is too small to matter or not measurable.
+
+        The median top-edge slope of the long horizontal lines (at least ``SKEW_MIN_CHARS``
+        characters, width at least 4x height, at least ``SKEW_MIN_LINES`` of them). Returned
+        only between ``MIN_SKEW`` and ``MAX_SKEW`` degrees. Measured: odd_rotate90_skewed_scan
+        -2.55 (79 lines, 10-90 % of them between -2.67 and -2.41); born-digital pages 0.0.
+        """
+        angles = sorted(
+            ln.angle
+            for ln in lines
+            if not ln.vertical
+            and len(ln.text) >= SKEW_MIN_CHARS
+            and ln.bbox[2] - ln.bbox[0] >= 4 * (ln.bbox[3] - ln.bbox[1])
+        )
+        if len(angles) < SKEW_MIN_LINES:
+            return 0.0
+        skew = median(angles)
+        return round(skew, 2) if MIN_SKEW <= abs(skew) <= MAX_SKEW else 0.0
+
     def orient(self, page: PageImage) -> tuple[PageImage, int]:
         """Return (``page`` turned upright, rotation in degrees counter-clockwise).
 
@@ -231,8 +275,9 @@ class RapidOcrRecognizer:
         read exactly once.
         """
         key = (page.source_sha256, page.index, page.dpi, page.size)
-        if self.memo is not None and key in self.memo:
-            rotation, lines = self.memo[key]
+        hit = self.memo is not None and key in self.memo
+        if hit:
+            rotation, lines, skew = self.memo[key]
         else:
             lines = self.read_lines(page.image)
             rotation = self.page_rotation(lines)
@@ -246,10 +291,25 @@ class RapidOcrRecognizer:
                     f"page turned {rotation} degrees counter-clockwise to make its text upright",
                 ),
             )
-            if self.memo is None or key not in self.memo:
+            if not hit:
+                lines = self.read_lines(image)
+        if not hit:
+            skew = self.page_skew(lines)
+        if skew:
+            # turn the text level before layout and reading order: a skewed two-column scan
+            # otherwise merges lines of both columns into one row (review of issue 3)
+            image = page.image.convert("RGB").rotate(
+                skew, resample=Image.Resampling.BICUBIC, expand=True, fillcolor="white"
+            )
+            page = dataclasses.replace(
+                page,
+                image=image,
+                notes=(*page.notes, f"page deskewed: text was tilted {skew:g} degrees, turned level"),
+            )
+            if not hit:
                 lines = self.read_lines(image)
         if self.memo is not None:
-            self.memo[key] = (rotation, lines)
+            self.memo[key] = (rotation, lines, skew)
         self._lines[id(page.image)] = [dataclasses.replace(ln) for ln in lines]
         return page, rotation
 
