@@ -373,3 +373,5 @@ def test_openai_paratext_blocks_are_not_sent_unless_kept(tmp_path: Path, keep, r
     else:  # kept in blocks.json, marked as skipped, not as "empty"
         assert all(b["text"] == "" and any("skipped" in w for w in b["warnings"]) for b in para)
         assert not any("empty" in w for b in para for w in b["warnings"])
+        checks = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())["validation"]["checks"]
+        assert [c["status"] for c in checks if c["name"] == "empty-blocks"] == ["pass"]

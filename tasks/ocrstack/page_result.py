@@ -7,6 +7,15 @@ from typing import Any
 
 from ocrstack.types import Block, Category
 
+#: Start of the warning on a header/footer/page-number block that a cropping recognizer was not
+#: asked to read (no --keep-paratext): its empty text is expected, not an "empty block".
+SKIPPED_PARATEXT = "paratext skipped"
+
+
+def skipped(block: Block) -> bool:
+    """True when ``block`` was deliberately not recognised (see :data:`SKIPPED_PARATEXT`)."""
+    return any(w.startswith(SKIPPED_PARATEXT) for w in block.warnings)
+
 
 @dataclass
 class PageResult:

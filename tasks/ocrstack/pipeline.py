@@ -50,7 +50,7 @@ from ocrstack.errors import (
 from ocrstack.geometry import clip, pad
 from ocrstack.layout.merge import merge_overlaps
 from ocrstack.options import ParseOptions
-from ocrstack.page_result import PageResult
+from ocrstack.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.reading_order import order_blocks
 from ocrstack.results import Report
 from ocrstack.types import Block, Category, LayoutProvider, PageImage, Recognizer
@@ -65,8 +65,6 @@ FIGURE_PAD = 8
 #: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
 #: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
 CROP_PAD = 6
-#: Warning on paratext blocks a cropping recognizer was not asked to read.
-SKIPPED_NOTE = "paratext skipped"
 
 
 @dataclass
@@ -156,7 +154,9 @@ class Parser:
             skipped = [b for b in blocks if b.category.is_paratext or b.category is Category.ABANDON]
             blocks = [b for b in blocks if not (b.category.is_paratext or b.category is Category.ABANDON)]
             for b in skipped:
-                b.warnings.append(f"{SKIPPED_NOTE}: not sent to the recognizer (--keep-paratext reads it)")
+                b.warnings.append(
+                    f"{SKIPPED_PARATEXT}: not sent to the recognizer (--keep-paratext reads it)"
+                )
         blocks = self.recognizer.recognize(page, blocks) + skipped
         t3 = time.perf_counter()
         blocks = order_blocks(blocks, provider_order=bool(getattr(self.layout, "gives_order", False)))

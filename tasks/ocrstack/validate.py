@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from ocrstack.assembly.markdown import has_escaped_otsl, has_otsl
-from ocrstack.page_result import PageResult
+from ocrstack.page_result import PageResult, skipped
 from ocrstack.results import Check, Report, Status
 from ocrstack.types import Category
 
@@ -102,7 +102,7 @@ def validate(markdown_path: Path, pages: list[PageResult]) -> Report:
         f"page {p.index + 1} block {b.order} ({b.category.value})"
         for p in pages
         for b in p.blocks
-        if not b.text.strip() and b.category is not Category.FIGURE
+        if not b.text.strip() and b.category is not Category.FIGURE and not skipped(b)
     ]
     report.add(
         Check(
