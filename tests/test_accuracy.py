@@ -16,8 +16,10 @@ and commit the file; :func:`test_regeneration_flag_is_off` fails while the flag 
 a regenerated baseline can never pass silently. Thresholds = stored figure minus a margin:
 ``RECALL_MARGIN`` (0.005, about one word in 200: onnxruntime versions and CPUs may differ
 in the last digit of a score), ``CER_MARGIN`` (0.01) and ``SEQUENCE_MARGIN`` (0.01). The
-layout pipeline may lose at most ``LAYOUT_MARGIN`` (0.005) of recall against whole-page OCR
-of the same page (issue 3: recognising only layout crops once lost 17% of the bzip2 lines).
+default output (paratext dropped) may find at most ``CONTENT_TOKENS_LOST`` (1) token of the
+page's content (its text layer minus the hand-listed :data:`PARATEXT`) fewer than whole-page
+OCR of the same page (issue 3: recognising only layout crops once lost 17% of the bzip2
+lines; the review: dropping a masthead labelled header must fail it).
 
 CPU: the OCR of each page runs once per session (tests/parse_helpers.py memo): about 15
 page reads, 1.5-3 minutes on two cores.
@@ -33,7 +35,7 @@ from statistics import mean
 import pytest
 
 from ocrstack import documents
-from ocrstack.accuracy import cer, markdown_text, sequence_similarity, word_recall
+from ocrstack.accuracy import cer, markdown_text, sequence_similarity, word_hits, word_recall
 from ocrstack.reading_order import rows
 
 BASELINE = Path(__file__).parent / "data" / "accuracy_baseline.json"
@@ -41,7 +43,7 @@ REGEN = os.environ.get("OCRSTACK_REGEN") == "1"
 RECALL_MARGIN = 0.005
 CER_MARGIN = 0.01
 SEQUENCE_MARGIN = 0.01
-LAYOUT_MARGIN = 0.005
+CONTENT_TOKENS_LOST = 1
 
 #: (file stem, 0-based page)
 SUBSET = [
@@ -61,7 +63,34 @@ SUBSET = [
     ("zh_ctex_manual", 1),
     ("odd_rotated_text_boxes", 0),
 ]
+#: Running heads, page numbers and footers of each page, copied by hand from the PDF's text
+#: layer (NAME.txt) after looking at the rendered page: the paratext the default output may
+#: drop. Everything else on the page is content, which the default must keep.
+PARATEXT = {
+    "en_single_bzip2_manual:1": "How to use bzip2\n3",
+    "en_single_bzip2_manual:2": "How to use bzip2\n4",
+    "en_single_libtasn1_intro:1": "1",
+    "en_twocol_ltnews24:1": "LATEX News, and the LATEX software, are brought to you by the LATEX "
+    "Project Team; Copyright 2016, all rights reserved.",
+    "en_twocol_ltnews24:2": "–2",
+    "tables_booktabs_ruled_vs_booktabs:1": "2",
+    "tables_zh_debian_reference:1": "Debian 参考手册 28 / 223",
+    "math_crc_paper:1": "6",
+    "math_mathtools_doc:1": "7",
+    "math_zh_gaokao_exam:1": "绝密 ★ 启用前\n数学试题第 1 页（共 3 页）",
+    "zh_ctex_manual:1": "第 3 节 宏包选项与 \\ctexset 命令 5",
+    "zh_ctex_manual:2": "第 5 节 排版格式设定 10",
+}
 MULTICOLUMN = [("en_twocol_ltnews24", 0), ("en_twocol_ltnews24", 1), ("en_multicol_pari_refcard", 0)]
+#: Single-column pages whose reading order the column split once broke (review of issue 3:
+#: side-by-side choices, label grids, rotated boxes read column-wise): order is checked
+#: against the stored figures so a regression there fails.
+SINGLE_COLUMN_ORDER = [
+    ("tables_zh_debian_reference", 0),
+    ("math_zh_gaokao_exam", 0),
+    ("tables_booktabs_ruled_vs_booktabs", 0),
+    ("odd_rotated_text_boxes", 0),
+]
 ENGLISH_TEXT = [k for k in SUBSET if k[0].startswith(("en_", "tables_booktabs", "tables_googledocs"))]
 CHINESE_TEXT = [k for k in SUBSET if k[0] in ("zh_ctex_manual", "tables_zh_debian_reference")]
 
@@ -86,13 +115,22 @@ def measure(corpus: Path, stem: str, page: int) -> dict:
     layout = parse(corpus, f"{stem}.pdf", page, "rapid-layout")
     whole = parse(corpus, f"{stem}.pdf", page, "none")
     sha = documents.file_sha256(corpus / f"{stem}.pdf")
-    (_, lines) = next(v for k, v in MEMO.items() if k[0] == sha and k[1] == page)
+    lines = next(v for k, v in MEMO.items() if k[0] == sha and k[1] == page)[1]
     boxes = [ln.bbox for ln in lines]
     y_sorted = "\n".join(lines[i].text for r in rows(boxes) for i in r)
+    default_text = markdown_text(markdown(layout))
+    whole_text = markdown_text(markdown(whole, keep_paratext=True))
+    paratext = PARATEXT.get(_key(stem, page), "")
     return {
-        "default": _scores(gold, markdown_text(markdown(layout))),
+        "default": _scores(gold, default_text),
+        # content tokens (PARATEXT taken out of the truth) and how many each output has
+        "content_tokens": {
+            "truth": word_hits(gold, "", exclude=paratext)[1],
+            "default_found": word_hits(gold, default_text, exclude=paratext)[0],
+            "whole_page_found": word_hits(gold, whole_text, exclude=paratext)[0],
+        },
         "layout_keep_paratext": _scores(gold, markdown_text(markdown(layout, keep_paratext=True))),
-        "whole_page": _scores(gold, markdown_text(markdown(whole, keep_paratext=True))),
+        "whole_page": _scores(gold, whole_text),
         "rapidocr_y_order_sequence": round(sequence_similarity(gold, y_sorted), 4),
         "ocr_seconds": round(layout.timings.get("orient", 0.0) + layout.timings.get("recognize", 0.0), 2),
     }
@@ -120,7 +158,7 @@ def test_baseline_covers_the_subset_and_is_sane(baseline):
         "recall": RECALL_MARGIN,
         "cer": CER_MARGIN,
         "sequence": SEQUENCE_MARGIN,
-        "layout_vs_whole_page": LAYOUT_MARGIN,
+        "layout_content_tokens_lost": CONTENT_TOKENS_LOST,
     }
 
 
@@ -143,7 +181,7 @@ def test_regenerate_baseline(corpus):
                 "recall": RECALL_MARGIN,
                 "cer": CER_MARGIN,
                 "sequence": SEQUENCE_MARGIN,
-                "layout_vs_whole_page": LAYOUT_MARGIN,
+                "layout_content_tokens_lost": CONTENT_TOKENS_LOST,
             },
             "pages": pages,
         },
@@ -163,9 +201,17 @@ def test_words_match_text_layer_within_stored_thresholds(corpus, baseline, stem,
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize(("stem", "page"), SUBSET, ids=[_key(*k) for k in SUBSET])
-def test_layout_recall_not_below_whole_page_recall(corpus, stem, page):
-    got = measure(corpus, stem, page)
-    assert got["layout_keep_paratext"]["recall"] >= got["whole_page"]["recall"] - LAYOUT_MARGIN, got
+def test_default_output_keeps_the_content_whole_page_ocr_reads(corpus, stem, page):
+    """What users get (rapid-layout, paratext dropped) against whole-page OCR of the same
+    page, both counted on the page's content: the truth minus the hand-listed PARATEXT of
+    that page, so dropping a running head or page number costs nothing and dropping anything
+    else counts. At most CONTENT_TOKENS_LOST (1) content token fewer than whole-page OCR:
+    the multiset count lets a running-head word that whole-page OCR kept stand in for a
+    content word it misread elsewhere (bzip2 pages 1 and 2: 1 token each). Measured with the
+    header rule of the review fixes switched off, the dropped masthead of
+    en_twocol_ltnews24 p1 loses 3 tokens and the pari refcard title 4: both fail this."""
+    got = measure(corpus, stem, page)["content_tokens"]
+    assert got["default_found"] >= got["whole_page_found"] - CONTENT_TOKENS_LOST, got
 
 
 @pytest.mark.slow
@@ -179,10 +225,33 @@ def test_multi_column_pages_come_out_in_column_order(corpus, baseline, stem, pag
     assert got["default"]["sequence"] >= got["rapidocr_y_order_sequence"] + 0.05, got
 
 
+@pytest.mark.slow
+@pytest.mark.corpus
+@pytest.mark.parametrize(("stem", "page"), SINGLE_COLUMN_ORDER, ids=[_key(*k) for k in SINGLE_COLUMN_ORDER])
+def test_single_column_pages_keep_their_order(corpus, baseline, stem, page):
+    got = measure(corpus, stem, page)["default"]["sequence"]
+    assert got >= baseline["pages"][_key(stem, page)]["default"]["sequence"] - SEQUENCE_MARGIN, got
+
+
+def test_paratext_list_names_subset_pages_and_text_of_their_text_layer(corpus):
+    """PARATEXT is copied from the text layer: every entry is a subset page and its tokens
+    occur on that page's text layer."""
+    from collections import Counter
+
+    from ocrstack.accuracy import tokens
+    from parse_helpers import truth
+
+    keys = {_key(*k): k for k in SUBSET}
+    for key, text in PARATEXT.items():
+        assert key in keys, key
+        assert not Counter(tokens(text)) - Counter(tokens(truth(corpus, *keys[key]))), key
+
+
 def test_group_floors_from_the_stored_measurements(baseline):
     """Mean recall per language group must beat issue 3's baseline (whole-page rapidocr:
     0.97-0.98 English, 0.94-0.96 Chinese). Measured here (rapidocr 3.10, PP-OCRv6 small,
-    200 DPI): English 0.991, Chinese 0.981; floors = measured minus about 0.006."""
+    200 DPI, after the review fixes of header/page-number handling): English 0.991, Chinese 0.980;
+    floors = measured minus about 0.005."""
     pages = baseline["pages"]
     en = mean(pages[_key(*k)]["default"]["recall"] for k in ENGLISH_TEXT)
     zh = mean(pages[_key(*k)]["default"]["recall"] for k in CHINESE_TEXT)

@@ -49,13 +49,22 @@ def markdown_text(markdown: str) -> str:
     return html.unescape(text)
 
 
-def word_recall(truth: str, output: str) -> float:
-    """Fraction of truth tokens (as a multiset) found in the output; 1.0 when truth has none."""
-    t = Counter(tokens(truth))
-    if not t:
-        return 1.0
+def word_hits(truth: str, output: str, exclude: str = "") -> tuple[int, int]:
+    """(truth tokens found in the output, truth tokens), both as multisets.
+
+    ``exclude``: text whose tokens are taken out of the truth first (multiset difference),
+    e.g. a page's running head and page number when only the content is measured.
+    """
+    t = Counter(tokens(truth)) - Counter(tokens(exclude))
     o = Counter(tokens(output))
-    return sum(min(n, o[w]) for w, n in t.items()) / sum(t.values())
+    return sum(min(n, o[w]) for w, n in t.items()), sum(t.values())
+
+
+def word_recall(truth: str, output: str, exclude: str = "") -> float:
+    """Fraction of truth tokens (as a multiset) found in the output; 1.0 when truth has none.
+    ``exclude`` as in :func:`word_hits`."""
+    found, total = word_hits(truth, output, exclude)
+    return found / total if total else 1.0
 
 
 def levenshtein(a: str, b: str) -> int:
