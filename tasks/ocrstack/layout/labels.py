@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import yaml
-
 from ocrstack import paths
 from ocrstack.errors import ConfigError
 from ocrstack.types import Category
@@ -19,10 +17,7 @@ def tables() -> dict[str, dict[str, Category]]:
         ConfigError: the file is missing, not schema 1, or names an unknown category.
     """
     path = paths.data_file("layout_labels.yaml")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read layout label table ({exc})", "reinstall ocrstack") from exc
+    raw = paths.read_yaml(path, "the layout label table", "reinstall ocrstack")
     if not isinstance(raw, dict) or raw.get("schema") != 1:
         raise ConfigError(f"{path}: expected 'schema: 1'", "restore tasks/ocrstack/data/layout_labels.yaml")
     out: dict[str, dict[str, Category]] = {}
