@@ -211,6 +211,16 @@ def ocrstack_env() -> dict[str, str]:
     return {"PYTHONPATH": str(paths.PACKAGE_DIR.parent)}
 
 
+def _versions_check(py: str, env: str, why: str) -> Step:
+    """The ``versions-check`` step: ``ocrstack versions check --env ENV`` run inside the target."""
+    return Step(
+        "versions-check",
+        f"installed versions match envs/versions.yaml {why}",
+        (py, "-m", "ocrstack.building.assertions", "--env", env),
+        env=ocrstack_env(),
+    )
+
+
 def target_line(python: str, env: str) -> str:
     """The preflight line of the target-interpreter check (:mod:`ocrstack.building.target`)."""
     return (
@@ -400,14 +410,7 @@ def vllm_plan(
             done=DoneCheck((DistCondition("transformers", "spec", f"=={tf['fork-version']}"),)),
         )
     )
-    steps.append(
-        Step(
-            "versions-check",
-            "installed versions match envs/versions.yaml (guide 3.2, 9)",
-            (py, "-m", "ocrstack.building.assertions", "--env", "vllm-build"),
-            env=ocrstack_env(),
-        )
-    )
+    steps.append(_versions_check(py, "vllm-build", "(guide 3.2, 9)"))
     steps.append(
         Step(
             "import-vllm",
@@ -478,12 +481,7 @@ def prebuilt_plan(opts: PrebuiltOptions) -> Plan:
             (py, "-m", "ocrstack.building.pipcheck", "--allow", "transformers"),
             env=ocrstack_env(),
         ),
-        Step(
-            "versions-check",
-            "installed versions match envs/versions.yaml upstream pins",
-            (py, "-m", "ocrstack.building.assertions", "--env", "vllm"),
-            env=ocrstack_env(),
-        ),
+        _versions_check(py, "vllm", "upstream pins"),
         Step(
             "import-vllm",
             "`from vllm import LLM` succeeds",
@@ -537,14 +535,7 @@ def tf_plan(opts: TfOptions, patches: list[Patch] | None = None) -> Plan:
             done=DoneCheck((DistCondition("accelerate", "spec", ""),)),
         )
     )
-    steps.append(
-        Step(
-            "versions-check",
-            "installed versions match envs/versions.yaml for the tf environment (guide 3.3, 9)",
-            (py, "-m", "ocrstack.building.assertions", "--env", "tf"),
-            env=ocrstack_env(),
-        )
-    )
+    steps.append(_versions_check(py, "tf", "for the tf environment (guide 3.3, 9)"))
     steps.append(
         Step(
             "minicpm-ocr-known",
