@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from ocrstack import errors
 from ocrstack.cli import build_parser, main, subcommands
+from ocrstack.core import errors
 
 
 def error_classes() -> list[type[errors.OcrstackError]]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from ocrstack import manifest
 from ocrstack.cli import subcommands
+from support import manifest
 
 DESIGN_ENVS = {
     # design card: sdk, vllm-build, tf, merged take gcc-13, CUDA 13 and Python 3.13 from conda-forge

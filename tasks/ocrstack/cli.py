@@ -4,7 +4,7 @@ Each verb is a module in :mod:`ocrstack.commands` exposing
 ``register(subparsers)``; it adds its parser and sets ``handler`` to a function
 ``(argparse.Namespace) -> int`` that builds the verb's typed options object and
 calls the stage module. Only :func:`main` catches :class:`OcrstackError` and
-maps it to the error's exit code (see :mod:`ocrstack.errors`).
+maps it to the error's exit code (see :mod:`ocrstack.core.errors`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ocrstack import __version__
 from ocrstack.commands import COMMANDS
-from ocrstack.errors import OcrstackError
+from ocrstack.core.errors import OcrstackError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ import yaml
 
 from ocrstack.building import offline
 from ocrstack.cli import main
-from ocrstack.errors import CheckFailed, ConfigError, InputError
+from ocrstack.core.errors import CheckFailed, ConfigError, InputError
 
 from .test_build_sources import make_repo
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack.cli import main
-from ocrstack.errors import CheckFailed, InputError
+from ocrstack.core.errors import CheckFailed, InputError
 
 from .test_build_sources import git
 

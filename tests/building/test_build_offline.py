@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack.building import offline
-from ocrstack.errors import ConfigError, InputError
+from ocrstack.core.errors import ConfigError, InputError
 
 GUIDE = "seeds/000_a6ffb5c9f36940fa.txt"
 

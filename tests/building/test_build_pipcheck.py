@@ -46,7 +46,7 @@ def test_extension_found_without_importing(tmp_path: Path, monkeypatch) -> None:
 def test_assertions_module_uses_the_versions_check(capsys) -> None:
     """The lean entry point gives the same verdict as `ocrstack versions check` for this interpreter."""
     from ocrstack.building import assertions
-    from ocrstack.errors import EnvironmentMismatch
+    from ocrstack.core.errors import EnvironmentMismatch
 
     assert assertions.main(["--env", "cpu-test"]) == 0  # this test environment matches its own pins
     assert assertions.main(["--env", "vllm-build"]) == EnvironmentMismatch.exit_code  # no vLLM here

@@ -12,7 +12,7 @@ from ocrstack.building.options import BuildOptions, PrebuiltOptions
 from ocrstack.building.runner import condition_holds
 from ocrstack.building.sources import Patch
 from ocrstack.cli import main
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
 
 PIP = bp.Toolchain("pip", "/env/lib/python3.13/site-packages/nvidia/cu13", "gcc-13", "g++-13", "g++-13")
 CONDA = bp.Toolchain("conda", "/pixi/envs/vllm-build/targets/x86_64-linux", "cc", "c++", "c++")

@@ -12,8 +12,8 @@ import pytest
 
 from ocrstack.building import runner
 from ocrstack.building.plan import DistCondition, DoneCheck, Plan, Step
+from ocrstack.core.errors import StepFailed
 from ocrstack.doctor import load_rules
-from ocrstack.errors import StepFailed
 
 
 def plan_of(*steps: Step) -> Plan:

@@ -11,8 +11,8 @@ import yaml
 from ocrstack.building import plan as bp
 from ocrstack.building import runner, sources
 from ocrstack.building.options import BuildOptions
-from ocrstack.errors import InputError, StepFailed
-from ocrstack.results import Status
+from ocrstack.core.errors import InputError, StepFailed
+from ocrstack.core.results import Status
 
 pytestmark = pytest.mark.proc
 

@@ -12,8 +12,8 @@ import yaml
 
 from ocrstack.building import runner, target
 from ocrstack.cli import main
-from ocrstack.errors import ConfigError
-from ocrstack.results import Status
+from ocrstack.core.errors import ConfigError
+from ocrstack.core.results import Status
 
 
 @pytest.fixture

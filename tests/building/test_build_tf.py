@@ -17,7 +17,7 @@ from ocrstack.building.options import TfOptions
 from ocrstack.building.runner import condition_holds
 from ocrstack.building.sources import Patch
 from ocrstack.cli import main
-from ocrstack.errors import CheckFailed, ConfigError
+from ocrstack.core.errors import CheckFailed, ConfigError
 
 from .test_build_sources import git
 

@@ -8,8 +8,8 @@ import pytest
 
 from ocrstack.cli import main
 from ocrstack.commands import serve as serve_cmd
-from ocrstack.errors import CheckFailed
-from ocrstack.results import Check, Report, Status
+from ocrstack.core.errors import CheckFailed
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.serving import profiles
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack import cli, versions
-from ocrstack.errors import ConfigError
+from ocrstack.core.errors import ConfigError
 from ocrstack.serving import launcher
 
 FORK = str(versions.pin("vllm.fork-commit"))  # setuptools-scm puts the commit in the local version

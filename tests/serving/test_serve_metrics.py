@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.errors import InputError
-from ocrstack.results import Status
+from ocrstack.core.errors import InputError
+from ocrstack.core.results import Status
 from ocrstack.serving import metrics
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"
@@ -242,7 +242,7 @@ def test_cli_dspark_check_takes_the_served_name_from_the_state_file(tmp_path: Pa
 
 def test_cli_dspark_check_unreachable_names_options_it_has(capsys) -> None:
     from ocrstack import cli
-    from ocrstack.errors import ServerUnreachable, UsageError
+    from ocrstack.core.errors import ServerUnreachable, UsageError
     from ocrstack.serving.launcher import free_port
 
     port = free_port()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack import versions
-from ocrstack.errors import ConfigError, UsageError
+from ocrstack.core.errors import ConfigError, UsageError
 from ocrstack.serving import profiles
 
 GUIDE_NAME = "seeds/000_a6ffb5c9f36940fa.txt"
@@ -106,7 +106,7 @@ def test_served_model_name_and_port_come_from_versions(pset) -> None:
         argv = pset.get(prof).argv()
         assert argv[argv.index("--served-model-name") + 1] == name
         assert argv[argv.index("--port") + 1] == port
-    from ocrstack.options import default_model, default_server_url
+    from ocrstack.parsing.options import default_model, default_server_url
 
     assert default_model() == name and default_server_url().endswith(f":{port}")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.errors import ServerRejected, ServerUnreachable
+from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.serving import profiles
 from ocrstack.serving.readiness import LogWatcher, wait_ready
 

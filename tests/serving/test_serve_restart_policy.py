@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocrstack.errors import ConfigError, ServerUnreachable
+from ocrstack.core.errors import ConfigError, ServerUnreachable
 from ocrstack.serving import launcher, profiles, runner
 
 pytestmark = [pytest.mark.proc, pytest.mark.server]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ocrstack.cli import main
-from ocrstack.errors import CheckFailed
-from ocrstack.results import Status
+from ocrstack.core.errors import CheckFailed
+from ocrstack.core.results import Status
 from ocrstack.toolchain import check as tc
 
 # verbatim `nvcc --version` of the pinned nvidia-cuda-nvcc 13.0.48 wheel (captured on this machine)

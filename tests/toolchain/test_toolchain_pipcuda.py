@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.errors import InputError
-from ocrstack.results import Status
+from ocrstack.core.errors import InputError
+from ocrstack.core.results import Status
 from ocrstack.toolchain import pipcuda
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ocrstack.cli import main
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
 
 
 def test_verify_without_arguments_exits_2_and_names_the_options(capsys: pytest.CaptureFixture[str]) -> None:

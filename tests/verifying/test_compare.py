@@ -3,7 +3,7 @@
 # ruff: noqa: E501 -- expectations and sample texts kept on one line
 from __future__ import annotations
 
-from ocrstack.results import Check, Report, Status
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.verifying.backends import BackendResult, Sample
 from ocrstack.verifying.compare import check_loading, check_reference, compare, first_difference
 from ocrstack.verifying.config import load

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.errors import InputError, UsageError
-from ocrstack.results import Status
+from ocrstack.core.errors import InputError, UsageError
+from ocrstack.core.results import Status
 from ocrstack.verifying.outputs import check_markdown, parse_expectation, split_pages
 
 PROSE = "The quick brown fox jumps over the lazy dog while the parser reads every line of this page."
@@ -105,8 +105,8 @@ def _blocks_json(tmp_path: Path, name: str, pages: list[tuple[list[tuple[str, st
     """Write NAME.blocks.json the way `ocrstack parse` does (PageResult.to_json per page)."""
     import json
 
-    from ocrstack.page_result import PageResult
-    from ocrstack.types import Block, Category
+    from ocrstack.parsing.page_result import PageResult
+    from ocrstack.parsing.types import Block, Category
 
     out = []
     for i, (blocks, structured) in enumerate(pages):

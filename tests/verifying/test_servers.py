@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.errors import ServerRejected, ServerUnreachable, UsageError
+from ocrstack.core.errors import ServerRejected, ServerUnreachable, UsageError
 from ocrstack.verifying.backends import OpenAIBackend, Sample
 from ocrstack.verifying.run import VerifyOptions, run, write_reports
 from ocrstack.verifying.tiny import sample_image_png

@@ -4,7 +4,7 @@ Run by the build plans inside the *target* interpreter (the environment just bui
 which may lack the dependencies of the other ocrstack commands; this imports only
 :mod:`ocrstack.versions` (PyYAML, packaging) and prints the same report as
 ``ocrstack versions check --env NAME``. Exit 0 when it matches, 4 otherwise (the
-:class:`~ocrstack.errors.EnvironmentMismatch` code).
+:class:`~ocrstack.core.errors.EnvironmentMismatch` code).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ocrstack import versions
-from ocrstack.errors import EnvironmentMismatch
+from ocrstack.core.errors import EnvironmentMismatch
 
 
 def main(argv: list[str] | None = None) -> int:

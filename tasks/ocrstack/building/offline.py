@@ -16,8 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ocrstack import paths
-from ocrstack.errors import ConfigError, InputError
+from ocrstack.core import paths
+from ocrstack.core.errors import ConfigError, InputError
 
 
 @dataclass(frozen=True)

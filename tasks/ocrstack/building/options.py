@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack import paths
+from ocrstack.core import paths
 
 
 def default_patches_dir() -> Path:

@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Iterable
 
-from ocrstack import proc
+from ocrstack.core import proc
 
 
 def canonicalize_name(name: str) -> str:

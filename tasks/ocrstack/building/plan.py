@@ -38,10 +38,11 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ocrstack import paths, versions
+from ocrstack import versions
 from ocrstack.building import offline
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions
 from ocrstack.building.sources import Patch
+from ocrstack.core import paths
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ class Plan:
         Raises:
             UsageError: an unknown step name (the message lists the valid ones), or ``first`` after ``last``.
         """
-        from ocrstack.errors import UsageError
+        from ocrstack.core.errors import UsageError
 
         names = self.names()
         for n in (first, last):

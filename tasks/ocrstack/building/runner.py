@@ -28,10 +28,10 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ocrstack import proc
 from ocrstack.building import harmless
 from ocrstack.building.plan import DistCondition, DoneCheck, Plan, Step
-from ocrstack.errors import StepFailed
+from ocrstack.core import proc
+from ocrstack.core.errors import StepFailed
 
 _VERSIONS = (
     "import importlib.metadata as m, json, sys\n"

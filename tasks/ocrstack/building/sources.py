@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocrstack import proc, versions
-from ocrstack.errors import InputError
-from ocrstack.results import Check, Report, Status
+from ocrstack import versions
+from ocrstack.core import proc
+from ocrstack.core.errors import InputError
+from ocrstack.core.results import Check, Report, Status
 
 #: project name -> (versions.yaml pin of its commit, a file that must exist in the checkout)
 PROJECTS = {

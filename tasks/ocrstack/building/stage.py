@@ -16,11 +16,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ocrstack import proc, versions
+from ocrstack import versions
 from ocrstack.building import offline, plan, resources, runner, sources, target
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions
-from ocrstack.errors import CheckFailed, ConfigError, OcrstackError
-from ocrstack.results import Report
+from ocrstack.core import proc
+from ocrstack.core.errors import CheckFailed, ConfigError, OcrstackError
+from ocrstack.core.results import Report
 from ocrstack.toolchain import locate
 
 _PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"

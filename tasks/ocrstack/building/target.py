@@ -4,7 +4,7 @@
 ``--python``, which defaults to the interpreter running ocrstack. Run from the wrong
 environment that would, for example, put torch 2.14.0+cu130 and vLLM into a Python 3.11
 SDK venv. Before any step (and during ``--dry-run``) the target is probed once, read-only,
-and refused with :class:`~ocrstack.errors.ConfigError` (exit 9) when:
+and refused with :class:`~ocrstack.core.errors.ConfigError` (exit 9) when:
 
 - its Python version does not satisfy the environment's pin, ``python.<env>`` in
   envs/versions.yaml (``vllm-build``: 3.13, guide 3.2/9; guide 2: the vLLM env needs >= 3.11,
@@ -32,9 +32,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ocrstack import proc, versions
-from ocrstack.errors import ConfigError
-from ocrstack.results import Check, Report, Status
+from ocrstack import versions
+from ocrstack.core import proc
+from ocrstack.core.errors import ConfigError
+from ocrstack.core.results import Check, Report, Status
 
 _PROBE = (
     "import importlib.metadata as m, json, sys\n"

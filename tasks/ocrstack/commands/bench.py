@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
 
 
 def _ints(text: str) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions, default_patches_dir
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
 
 _OTHER_PYTHON = (
     "install into --python even if its version misses the envs/versions.yaml pin "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ocrstack import lockfiles, paths
-from ocrstack.errors import CheckFailed, ConfigError
+from ocrstack.core import paths
+from ocrstack.core.errors import CheckFailed, ConfigError
+from ocrstack.locking import lockfiles
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,7 +1,7 @@
 """``ocrstack parse INPUT... [-o OUT] ...``: PDFs and images to Markdown (issue 3).
 
-Only argument parsing here: the flags become :class:`ocrstack.options.ParseOptions` (all
-defaults live there) and :func:`ocrstack.pipeline.run` does the work. Relative paths are
+Only argument parsing here: the flags become :class:`ocrstack.parsing.options.ParseOptions` (all
+defaults live there) and :func:`ocrstack.parsing.pipeline.run` does the work. Relative paths are
 resolved against the current directory here, once (the guide's ``--set`` relative-path
 pitfall cannot happen). ``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent.
 """
@@ -13,9 +13,9 @@ import dataclasses
 import os
 from pathlib import Path
 
-from ocrstack.layout import LAYOUTS
-from ocrstack.options import ParseOptions
-from ocrstack.recognition import RECOGNIZERS
+from ocrstack.parsing.layout import LAYOUTS
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.recognition import RECOGNIZERS
 
 #: Environment variable naming the layout checkpoint / inference directory (issue 3).
 LAYOUT_MODEL_ENV = "OCR_LAYOUT_MODEL_DIR"
@@ -157,8 +157,8 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ocrstack import pipeline
-    from ocrstack.errors import UsageError
+    from ocrstack.core.errors import UsageError
+    from ocrstack.parsing import pipeline
 
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}", "use e.g. --concurrency 4")

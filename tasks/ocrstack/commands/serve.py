@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ocrstack import options as parse_defaults
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
+from ocrstack.parsing import options as parse_defaults
 from ocrstack.serving import launcher, metrics, runner
 
 _SHORTCUTS = ("model", "draft_model", "port", "host", "served_model_name", "gguf", "mmproj")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ocrstack.errors import CheckFailed
+from ocrstack.core.errors import CheckFailed
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ocrstack.options import default_model
+    from ocrstack.parsing.options import default_model
     from ocrstack.verifying import VerifyOptions, run
 
     servers = []

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ocrstack import versions
-from ocrstack.errors import EnvironmentMismatch
+from ocrstack.core.errors import EnvironmentMismatch
 
 
 def register(sub: argparse._SubParsersAction) -> None:

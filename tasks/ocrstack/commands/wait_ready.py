@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ocrstack import options as parse_defaults
+from ocrstack.parsing import options as parse_defaults
 from ocrstack.serving import launcher, readiness
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from ocrstack.core.errors import CheckFailed
 from ocrstack.doctor.engine import diagnose, read_log, render, to_json
 from ocrstack.doctor.rules import load_rules
-from ocrstack.errors import CheckFailed
 
 if TYPE_CHECKING:
     from ocrstack.commands.doctor import DoctorOptions

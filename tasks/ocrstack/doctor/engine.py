@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ocrstack.core.errors import InputError
 from ocrstack.doctor.rules import Rule, load_rules
-from ocrstack.errors import InputError
 
 #: ANSI colour / cursor sequences (pixi, cargo-style and tqdm output); removed before matching.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")

@@ -22,8 +22,9 @@ from typing import Any
 
 from packaging.version import Version
 
-from ocrstack import paths, versions
-from ocrstack.errors import ConfigError
+from ocrstack import versions
+from ocrstack.core import paths
+from ocrstack.core.errors import ConfigError
 
 STAGES = ("build", "serve", "parse", "pixi")
 _PIN = re.compile(r"\{pin:([A-Za-z0-9_.\-]+)((?:\|(?:base|re))*)\}")

@@ -8,7 +8,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ocrstack.errors import InputError
+from ocrstack.core.errors import InputError
 
 
 def extract(tar_path: Path, dest_parent: Path) -> Path:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ocrstack import paths
-from ocrstack.errors import ConfigError, UsageError
+from ocrstack.core import paths
+from ocrstack.core.errors import ConfigError, UsageError
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from ocrstack.errors import ServerRejected, ServerUnreachable, StepFailed
+from ocrstack.core.errors import ServerRejected, ServerUnreachable, StepFailed
 
 #: Attempts in all when the connection is refused (ECONNREFUSED), and the wait between them (s).
 REFUSED_ATTEMPTS = 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ocrstack.errors import ConfigError, ServerRejected, ServerUnreachable, StepFailed
+from ocrstack.core.errors import ConfigError, ServerRejected, ServerUnreachable, StepFailed
 
 
 def hf_endpoint(explicit: str | None = None) -> str | None:

@@ -14,10 +14,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocrstack.errors import ConfigError, InputError
+from ocrstack.core.errors import ConfigError, InputError
+from ocrstack.core.results import Report, Status
 from ocrstack.fetch import archive, catalog, http
 from ocrstack.fetch.verify import LAYOUT_EXPLANATION, check_layout_dir
-from ocrstack.results import Report, Status
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocrstack.errors import UsageError
+from ocrstack.core.errors import UsageError
+from ocrstack.core.results import Report
 from ocrstack.fetch import catalog, hub
 from ocrstack.fetch.verify import PROVENANCE, bad_reason, verify_models, write_json_atomic
-from ocrstack.results import Report
 
 
 @dataclass(frozen=True)

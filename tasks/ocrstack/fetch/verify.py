@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ocrstack.errors import ConfigError
+from ocrstack.core.errors import ConfigError
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.fetch.catalog import LayoutSpec, ModelSpec
-from ocrstack.results import Check, Report, Status
 
 BAD_MARKER = ".ocrstack-bad.json"
 PROVENANCE = ".ocrstack-fetch.json"

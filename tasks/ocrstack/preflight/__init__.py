@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ocrstack.core.results import Report
 from ocrstack.preflight.checks import Thresholds, evaluate
 from ocrstack.preflight.facts import Facts, Runner, default_runner, gather
-from ocrstack.results import Report
 
 __all__ = ["Facts", "PreflightOptions", "Thresholds", "evaluate", "gather", "run"]
 

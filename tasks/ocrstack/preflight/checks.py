@@ -1,7 +1,7 @@
 """Judge preflight facts against the thresholds in envs/versions.yaml ``hardware`` (guide 2, 10).
 
 Pure functions: :func:`evaluate` turns :class:`~ocrstack.preflight.facts.Facts` into a
-:class:`~ocrstack.results.Report`; nothing here runs a command.
+:class:`~ocrstack.core.results.Report`; nothing here runs a command.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ocrstack import versions
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.preflight.facts import Facts, PythonEnv
 from ocrstack.preflight.nvidia import Gpu, driver_major
-from ocrstack.results import Check, Report, Status
 
 #: vLLM's --gpu-memory-utilization in guide 4.1/4.2: the share of a GPU that must be free at start.
 GPU_MEMORY_UTILIZATION = 0.85

@@ -1,7 +1,7 @@
 """Gather the facts preflight judges: GPUs, compute apps, free disk, Python environments, toolchain.
 
 Every external command goes through a *runner* ``(argv) -> (returncode, stdout)``;
-the default runs it with :func:`ocrstack.proc.run`, tests pass a runner that
+the default runs it with :func:`ocrstack.core.proc.run`, tests pass a runner that
 returns recorded ``nvidia-smi`` outputs, so parsing and judging are the same code.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack import proc
-from ocrstack.errors import ConfigError
+from ocrstack.core import proc
+from ocrstack.core.errors import ConfigError
 from ocrstack.preflight.nvidia import APPS_QUERY, GPU_QUERY, Gpu, GpuApp, parse_apps, parse_gpus
 
 Runner = Callable[[Sequence[str]], tuple[int, str]]

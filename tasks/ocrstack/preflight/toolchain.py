@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ocrstack.results import Check, Status
+from ocrstack.core.results import Check, Status
 
 
 def find_nvcc(env: Mapping[str, str], which: Callable[[str], str | None] = shutil.which) -> str | None:
@@ -35,7 +35,7 @@ def toolchain_checks(
     """Return the toolchain checks prefixed ``toolchain:``; one not-run check when there is no nvcc.
 
     ``runner`` is accepted for symmetry with the other gatherers; the toolchain module runs
-    its own commands through :func:`ocrstack.proc.run`.
+    its own commands through :func:`ocrstack.core.proc.run`.
     """
     env = os.environ if env is None else env
     nvcc = find_nvcc(env, which)

@@ -5,7 +5,7 @@
   new shell, ``CUDA_VISIBLE_DEVICES`` from ``--gpu`` or the freest GPU), the detected server
   build and the log / pid / state files. Nothing is started; ``serve --dry-run`` prints it.
 * :func:`preflight` refuses a profile/build mismatch and a port already in use before launch.
-* :func:`start` spawns the server in its own session (``ocrstack.proc.spawn``), output to the
+* :func:`start` spawns the server in its own session (``ocrstack.core.proc.spawn``), output to the
   log file, and writes the pid file and a JSON state file atomically.
 * :func:`stop` stops it by pid (SIGTERM to its process group, SIGKILL after a grace period),
   after checking that the pid still runs the command that was recorded.
@@ -29,8 +29,9 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ocrstack import proc, versions
-from ocrstack.errors import ConfigError, ServerUnreachable, StepFailed, UsageError
+from ocrstack import versions
+from ocrstack.core import proc
+from ocrstack.core.errors import ConfigError, ServerUnreachable, StepFailed, UsageError
 from ocrstack.preflight.nvidia import GPU_QUERY, parse_gpus
 from ocrstack.serving import profiles as profiles_mod
 from ocrstack.serving.profiles import Profile, ProfileSet

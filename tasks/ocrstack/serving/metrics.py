@@ -24,9 +24,9 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from ocrstack import paths
-from ocrstack.errors import InputError, ServerUnreachable
-from ocrstack.results import Check, Report, Status
+from ocrstack.core import paths
+from ocrstack.core.errors import InputError, ServerUnreachable
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.serving.profiles import default_profiles_file
 
 
@@ -289,7 +289,7 @@ def text_page_png(lines: int = 12) -> str:
         draw.text(
             (20, 20 + 24 * i), f"{i + 1}. The quick brown fox jumps over the lazy dog {i * 7}", fill="black"
         )
-    from ocrstack.recognition.client import png_data_url
+    from ocrstack.client import png_data_url
 
     return png_data_url(img)
 
@@ -300,7 +300,7 @@ def send_requests(url: str, model: str, n: int = 3, max_tokens: int = 256, timeo
     Raises:
         ServerRejected: a 4xx answer; ServerUnreachable: connection failure or 5xx.
     """
-    from ocrstack.recognition.client import chat_body, chat_once
+    from ocrstack.client import chat_body, chat_once
 
     body = chat_body(model, "OCR the text in this image.", text_page_png(), max_tokens=max_tokens)
     total = 0

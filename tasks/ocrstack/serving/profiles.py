@@ -19,8 +19,9 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ocrstack import paths, versions
-from ocrstack.errors import ConfigError, UsageError
+from ocrstack import versions
+from ocrstack.core import paths
+from ocrstack.core.errors import ConfigError, UsageError
 
 _PIN = re.compile(r"\{pin:([A-Za-z0-9_.\-]+)\}")
 _FIX_PATH = "pass an existing file with --profiles"

@@ -1,7 +1,7 @@
 """Wait until a server can really answer, watching its log while waiting (guide 4.4, 8).
 
 Ready means: ``/health`` answers and one tiny real chat request with the expected model
-name succeeds (:func:`ocrstack.recognition.openai.probe`, shared with ``parse``). Some
+name succeeds (:func:`ocrstack.parsing.recognition.openai.probe`, shared with ``parse``). Some
 servers list ``/v1/models`` before warm-up, and ``transformers serve`` lists nothing there
 for a local path and answers 400 "Server is pinned to ..." to any other model name, so the
 model list is never trusted on its own.
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack import versions
-from ocrstack.errors import ServerRejected, ServerUnreachable
+from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.serving.profiles import Phase, ProfileSet
 from ocrstack.serving.profiles import load as load_profiles
 
@@ -163,7 +163,7 @@ class LogWatcher:
 
 
 def _default_probe(url: str, model: str, timeout: float) -> Any:
-    from ocrstack.recognition.openai import probe
+    from ocrstack.parsing.recognition.openai import probe
 
     return probe(url, model, timeout)
 

@@ -1,6 +1,6 @@
 """``ocrstack toolchain check``: is this CUDA toolchain able to build vLLM (guide 3.2, 8)?
 
-Checks, in order (each a :class:`~ocrstack.results.Check`):
+Checks, in order (each a :class:`~ocrstack.core.results.Check`):
 
 1. ``nvcc``: found, and ``nvcc --version`` reports the pinned release
    (``conda-toolchain.cuda`` in envs/versions.yaml, 13.0; same major = warning).
@@ -28,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocrstack import proc, versions
-from ocrstack.errors import ConfigError, StepFailed
-from ocrstack.results import Check, Report, Status
+from ocrstack import versions
+from ocrstack.core import proc
+from ocrstack.core.errors import ConfigError, StepFailed
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.toolchain import locate
 
 _TORCH_CUDA = (

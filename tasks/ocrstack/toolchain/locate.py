@@ -14,8 +14,9 @@ import platform
 from collections.abc import Mapping
 from pathlib import Path
 
-from ocrstack import proc, versions
-from ocrstack.errors import ConfigError
+from ocrstack import versions
+from ocrstack.core import proc
+from ocrstack.core.errors import ConfigError
 
 _LOCATE = (
     "import importlib.metadata as m, sys\n"

@@ -39,9 +39,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack import proc, versions
-from ocrstack.errors import ConfigError, InputError
-from ocrstack.results import Check, Report, Status
+from ocrstack import versions
+from ocrstack.core import proc
+from ocrstack.core.errors import ConfigError, InputError
+from ocrstack.core.results import Check, Report, Status
 
 #: Unversioned shared-library links (guide 3.2 names cudart and nvrtc; issue 5 adds nvJitLink).
 UNVERSIONED = ("libcudart.so", "libnvrtc.so", "libnvJitLink.so")

@@ -167,7 +167,7 @@ class OpenAIBackend:
             ServerUnreachable: connection failure or 5xx.
             ServerRejected: 4xx (not retried).
         """
-        from ocrstack.recognition.client import chat_body, chat_once
+        from ocrstack.client import chat_body, chat_once
 
         body = chat_body(self.model, sample.prompt, sample.data_url(), max_tokens=max_new_tokens)
         if sample.mm_kwargs:

@@ -6,7 +6,7 @@ only for the real model on the guide's reference image, the reference values.
 
 from __future__ import annotations
 
-from ocrstack.results import Check, Status
+from ocrstack.core.results import Check, Status
 from ocrstack.verifying.backends import BackendResult, Sample
 from ocrstack.verifying.config import Reference, VerifyConfig
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ocrstack import paths
-from ocrstack.errors import ConfigError
+from ocrstack.core import paths
+from ocrstack.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack.errors import InputError, UsageError
-from ocrstack.results import Check, Status
+from ocrstack.core.errors import InputError, UsageError
+from ocrstack.core.results import Check, Status
 from ocrstack.verifying.config import VerifyConfig, load
 
 PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->\s*$", re.M)
@@ -84,7 +84,7 @@ TEXT_CATEGORIES = ("text", "title", "list")
 
 
 def blocks_file_for(markdown: Path) -> Path:
-    """``OUT/NAME.md`` -> ``OUT/NAME.blocks.json`` (the naming of :class:`ocrstack.outputs.OutputPaths`)."""
+    """``OUT/NAME.md`` -> ``OUT/NAME.blocks.json`` (as :class:`~ocrstack.parsing.outputs.OutputPaths`)."""
     return markdown.with_name(markdown.stem + ".blocks.json")
 
 

@@ -1,5 +1,0 @@
-"""Assembly: page results -> Markdown (:mod:`.markdown`); OTSL tables -> HTML (:mod:`.otsl`)."""
-
-from ocrstack.assembly.markdown import Assembly, escape_text, render_document, render_page
-
-__all__ = ["Assembly", "escape_text", "render_document", "render_page"]

@@ -1,0 +1,1 @@
+"""Shared building blocks every verb uses: errors, paths, results, subprocesses."""

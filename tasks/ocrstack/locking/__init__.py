@@ -1,0 +1,1 @@
+"""``ocrstack lock``: uv.lock exports and pixi lock checks."""

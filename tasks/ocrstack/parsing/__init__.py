@@ -1,0 +1,1 @@
+"""``ocrstack parse`` (guide 5): documents -> layout -> recognition -> reading order -> Markdown."""

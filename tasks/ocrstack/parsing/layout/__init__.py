@@ -1,0 +1,28 @@
+"""Layout providers behind one interface (:class:`ocrstack.parsing.types.LayoutProvider`), chosen by kind.
+
+Each kind maps to ``module:factory``; the factory takes :class:`ocrstack.parsing.options.ParseOptions`
+and returns a provider. Modules are imported only when chosen, so a missing
+optional engine (paddlex, transformers) only matters for the kind that needs it.
+"""
+
+from __future__ import annotations
+
+from ocrstack.parsing import registry
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.types import LayoutProvider
+
+LAYOUTS: dict[str, str] = {
+    "rapid-layout": "ocrstack.parsing.layout.rapid:create",
+    "pp-doclayout-v3": "ocrstack.parsing.layout.ppdoclayout:create",
+    "paddlex": "ocrstack.parsing.layout.paddlex:create",
+    "none": "ocrstack.parsing.layout.whole_page:create",
+}
+
+
+def create(kind: str, options: ParseOptions) -> LayoutProvider:
+    """Return the layout provider for ``kind``.
+
+    Raises:
+        UsageError: unknown kind; the message lists the valid ones.
+    """
+    return registry.create(LAYOUTS, kind, "--layout", options)

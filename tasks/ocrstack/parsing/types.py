@@ -1,0 +1,103 @@
+"""Typed data exchanged between the parse stages (loading -> layout -> recognition -> assembly).
+
+Coordinates are page pixels of the rendered page image, origin top-left,
+``bbox = (x0, y0, x1, y1)`` with ``x0 < x1`` and ``y0 < y1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+from PIL import Image
+
+
+class Category(str, Enum):
+    """The normalised layout-block label set every layout provider maps into."""
+
+    TITLE = "title"
+    TEXT = "text"
+    LIST = "list"
+    TABLE = "table"
+    FORMULA = "formula"
+    FIGURE = "figure"
+    CAPTION = "caption"
+    HEADER = "header"
+    FOOTER = "footer"
+    PAGE_NUMBER = "page-number"
+    FOOTNOTE = "footnote"
+    REFERENCE = "reference"
+    ABANDON = "abandon"
+
+    @property
+    def is_paratext(self) -> bool:
+        """Header, footer and page number: dropped from Markdown unless --keep-paratext."""
+        return self in (Category.HEADER, Category.FOOTER, Category.PAGE_NUMBER)
+
+
+BBox = tuple[float, float, float, float]
+"""(x0, y0, x1, y1) in page pixels."""
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """One rendered page.
+
+    Attributes:
+        source: the input file path as given (resolved against the cwd).
+        index: 0-based page (or TIFF frame) index within ``source``.
+        image: RGB image, white background, size (width, height) in pixels.
+        dpi: render resolution for PDFs (72 pt = 1 inch); None for raster inputs.
+        source_sha256: sha256 of the input file, used for the resume cache key.
+        notes: messages about the page (downscaled, rotated, ...), copied into the report.
+    """
+
+    source: str
+    index: int
+    image: Image.Image
+    dpi: float | None
+    source_sha256: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels."""
+        return self.image.size
+
+
+@dataclass
+class Block:
+    """One layout block: bbox in page pixels, normalised category, detector score, reading-order index.
+
+    ``text`` is filled by recognition; ``warnings`` collects per-block problems
+    (empty output, fallback used) that end up in the report.
+    """
+
+    bbox: BBox
+    category: Category
+    score: float = 1.0
+    order: int = 0
+    label: str = ""
+    text: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+class LayoutProvider(Protocol):
+    """Finds layout blocks on a page. Implementations live in :mod:`ocrstack.parsing.layout`."""
+
+    name: str
+
+    def detect(self, page: PageImage) -> list[Block]:
+        """Return blocks with bbox/category/score and ``order`` (reading order, 0-based)."""
+        ...
+
+
+class Recognizer(Protocol):
+    """Turns blocks into text. Implementations live in :mod:`ocrstack.parsing.recognition`."""
+
+    name: str
+
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        """Fill ``text`` (and ``warnings``) of each block; return the blocks in the same order."""
+        ...

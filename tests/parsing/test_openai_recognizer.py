@@ -1,0 +1,451 @@
+"""The ``openai`` recognizer against real HTTP servers on 127.0.0.1 (ocrstack.testing.fake_openai).
+
+Covers request shape (crop as PNG data URL, per-category prompt, enable_thinking off, greedy),
+the probe, fault handling (4xx never retried, 5xx/timeouts/refused retried a bounded number of
+times) and several servers (spread, bounded concurrency, dead or slow server not stalling).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from PIL import Image
+
+from ocrstack.client import png_data_url, probe
+from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.recognition import create as create_recognizer
+from ocrstack.parsing.recognition.openai import OpenAIRecognizer, RecognizerSettings, crop_box
+from ocrstack.parsing.types import Block, Category, PageImage
+from ocrstack.testing.fake_openai import FakeOpenAIServer
+
+
+def page(w: int = 400, h: int = 300) -> PageImage:
+    return PageImage(
+        source="mem.png", index=0, image=Image.new("RGB", (w, h), "white"), dpi=None, source_sha256="0" * 64
+    )
+
+
+def settings(*urls: str, **kw) -> RecognizerSettings:
+    base = dict(
+        model="minicpm-ocr",
+        prompts="minicpm-ocr",
+        concurrency=2,
+        request_timeout=10.0,
+        retries=2,
+        probe_timeout=5.0,
+        backoff_base=0.02,
+    )
+    base.update(kw)
+    return RecognizerSettings(server_urls=tuple(urls), **base)
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+# ------------------------------------------------------------------ request shape
+
+
+def test_blocks_become_one_request_each_with_crop_and_category_prompt(server: FakeOpenAIServer) -> None:
+    blocks = [
+        Block(bbox=(10.4, 20.6, 50.2, 60.0), category=Category.TEXT),
+        Block(bbox=(0, 100, 400, 300), category=Category.TABLE),
+        Block(bbox=(5, 5, 25, 25), category=Category.FIGURE),
+    ]
+    with OpenAIRecognizer(settings(server.url)) as rec:
+        out = rec.recognize(page(), blocks)
+    assert out is blocks
+    chats = server.requests[1:]  # [0] is the probe's tiny request
+    assert len(chats) == 2  # the figure is not sent
+    sizes = sorted(r.image_size for r in chats)
+    # bbox rounded outward: x 10..51, y 20..60 -> 41x40; table 400x200
+    assert sizes == [(41, 40), (400, 200)]
+    assert blocks[0].text == "[41x40] 请识别图中的文字"
+    assert blocks[1].text == "[400x200] 请识别图中的表格并输出 OTSL"
+    assert blocks[2].text == ""
+    for r in chats:
+        body = r.body
+        assert body["model"] == "minicpm-ocr"
+        assert body["chat_template_kwargs"] == {"enable_thinking": False}  # guide 5
+        assert body["temperature"] == 0  # greedy
+        content = body["messages"][-1]["content"]
+        assert content[0]["type"] == "image_url"
+        assert content[0]["image_url"]["url"].startswith("data:image/png;base64,")
+        data = base64.b64decode(content[0]["image_url"]["url"].split(",", 1)[1])
+        assert Image.open(io.BytesIO(data)).size == r.image_size
+        assert content[1]["type"] == "text"
+        assert "Authorization" not in r.headers
+
+
+def test_mineru_set_sends_system_message_and_task_prompt(server: FakeOpenAIServer) -> None:
+    with OpenAIRecognizer(settings(server.url, prompts="mineru-diffusion")) as rec:
+        rec.recognize(page(), [Block(bbox=(0, 0, 100, 50), category=Category.FORMULA)])
+    body = server.requests[-1].body
+    assert body["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
+    assert body["messages"][1]["content"][1]["text"] == "\nFormula Recognition:"
+
+
+def test_create_from_parse_options_uses_prompts_and_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-123")
+    rec = create_recognizer(
+        "openai", ParseOptions(inputs=(), prompts="mineru-diffusion", server_urls=("http://127.0.0.1:9",))
+    )
+    assert rec.prompt_set.name == "mineru-diffusion"
+    assert rec.settings.api_key == "sk-from-env-123"
+    assert "sk-from-env-123" not in repr(rec)
+    opts = ParseOptions(inputs=(), api_key="sk-flag-456", server_urls=("http://127.0.0.1:9",))
+    assert create_recognizer("openai", opts).settings.api_key == "sk-flag-456"  # --api-key wins over env
+    assert "sk-flag-456" not in repr(opts)
+
+
+def test_bbox_outside_page_is_a_warning_not_a_request(server: FakeOpenAIServer) -> None:
+    assert crop_box((500, 10, 600, 20), (400, 300)) is None
+    assert crop_box((-5.5, -1, 10.2, 3.1), (400, 300)) == (0, 0, 11, 4)
+    b = Block(bbox=(500, 10, 600, 20), category=Category.TEXT)
+    with OpenAIRecognizer(settings(server.url)) as rec:
+        rec.recognize(page(), [b])
+    assert len(server.requests) == 1  # probe only
+    assert "outside" in b.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("reply", "finish", "text", "warning"),
+    [
+        ("<think>hmm</think>\nHello", "stop", "Hello", "enable_thinking"),
+        ("   ", "stop", "", "empty output"),
+        ("cut", "length", "cut", "max_tokens"),
+    ],
+)
+def test_output_warnings(reply: str, finish: str, text: str, warning: str) -> None:
+    with FakeOpenAIServer(reply=lambda body, size: reply, finish_reason=finish) as srv:
+        b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
+        with OpenAIRecognizer(settings(srv.url)) as rec:
+            rec.recognize(page(), [b])
+    assert b.text == text
+    assert any(warning in w for w in b.warnings), b.warnings
+
+
+def test_api_key_is_sent_as_bearer_and_never_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    key = "sk-secret-do-not-log-42"
+    with FakeOpenAIServer() as srv:
+        rec = OpenAIRecognizer(settings(srv.url, api_key=key))
+        with rec:
+            rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+            assert all(r.headers.get("Authorization") == f"Bearer {key}" for r in srv.requests)
+            srv.config.status = 401
+            with pytest.raises(ServerRejected) as err:
+                rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+        assert "OPENAI_API_KEY" in str(err.value)
+        shown = repr(rec) + repr(rec.settings) + str(err.value) + repr(rec._dispatcher) + str(rec.describe())
+        out = capsys.readouterr()
+    assert key not in shown + out.out + out.err
+
+
+def _decode(url: str) -> Image.Image:
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+
+
+def test_grey_crop_is_sent_as_one_channel_with_identical_rgb_pixels() -> None:
+    grey = Image.new("RGB", (40, 30), "white")
+    grey.paste((90, 90, 90), (5, 5, 20, 20))
+    sent = _decode(png_data_url(grey))
+    assert sent.mode == "L"
+    assert sent.convert("RGB").tobytes() == grey.tobytes()
+    colour = grey.copy()
+    colour.putpixel((1, 1), (255, 0, 0))
+    sent = _decode(png_data_url(colour))
+    assert sent.mode == "RGB" and sent.tobytes() == colour.tobytes()
+    rgba = Image.new("RGBA", (4, 4), (10, 20, 30, 255))
+    assert _decode(png_data_url(rgba)).convert("RGB").tobytes() == rgba.convert("RGB").tobytes()
+
+
+# ------------------------------------------------------------------ probe
+
+
+def test_probe_passes_with_health_and_tiny_request(server: FakeOpenAIServer) -> None:
+    result = probe(server.url + "/v1/", "minicpm-ocr", timeout=5)
+    assert result.url == server.url and result.health == 200 and result.models == ("minicpm-ocr",)
+    assert server.requests[0].image_size == (64, 64)  # a real image request, not only /v1/models
+    assert server.requests[0].body["max_tokens"] == 1
+
+
+def test_probe_refused_fails_fast_with_url_and_curl_hint() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    with pytest.raises(ServerUnreachable) as err:
+        probe(url, "minicpm-ocr", timeout=600)
+    assert time.monotonic() - start < 5
+    assert url in str(err.value)
+    assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in str(err.value)
+    assert err.value.exit_code == 5
+
+
+def test_probe_does_not_trust_models_list_when_health_is_not_ready() -> None:
+    with FakeOpenAIServer(health_status=503) as srv, pytest.raises(ServerUnreachable, match="not ready"):
+        probe(srv.url, "minicpm-ocr", timeout=5)
+    assert srv.chat_count == 0
+
+
+def test_probe_accepts_server_without_health_route() -> None:
+    with FakeOpenAIServer(health_status=404) as srv:
+        assert probe(srv.url, "minicpm-ocr", timeout=5).health is None
+
+
+def test_probe_catches_image_rejection_before_first_page() -> None:
+    """guide 8: a 400 on every image request = server lacks --trust-request-mm-kwargs."""
+    with FakeOpenAIServer(status=400, error_message="mm kwargs not allowed") as srv:
+        with pytest.raises(ServerRejected) as err:
+            probe(srv.url, "minicpm-ocr", timeout=5)
+        assert srv.chat_count == 1  # not retried
+    msg = str(err.value)
+    assert "HTTP 400" in msg and "mm kwargs not allowed" in msg and "--trust-request-mm-kwargs" in msg
+    assert "--limit-mm-per-prompt" in msg and err.value.exit_code == 6
+
+
+def test_probe_pinned_model_says_fix_model() -> None:
+    with FakeOpenAIServer(pinned_model="/models/MiniCPM-OCR-1.0") as srv:
+        with pytest.raises(ServerRejected) as err:
+            probe(srv.url, "minicpm-ocr", timeout=5)
+    assert "Server is pinned to /models/MiniCPM-OCR-1.0" in str(err.value)
+    assert "--model" in str(err.value)
+
+
+def test_probe_timeout_is_unreachable() -> None:
+    with FakeOpenAIServer(latency=3) as srv:
+        start = time.monotonic()
+        with pytest.raises(ServerUnreachable, match="warming up"):
+            probe(srv.url, "minicpm-ocr", timeout=0.5)
+        assert time.monotonic() - start < 2.5
+
+
+def test_recognizer_probes_before_first_page_and_fails_fast() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    rec = OpenAIRecognizer(settings(url, request_timeout=1800))
+    start = time.monotonic()
+    with pytest.raises(ServerUnreachable, match="curl --noproxy"):
+        rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+    assert time.monotonic() - start < 5
+
+
+# ------------------------------------------------------------------ faults
+
+
+def test_4xx_during_run_is_raised_at_once_and_never_retried(server: FakeOpenAIServer) -> None:
+    with OpenAIRecognizer(settings(server.url, retries=5)) as rec:
+        rec.start()
+        server.config.status = 400
+        server.config.error_message = "Request contains too many images"
+        with pytest.raises(ServerRejected, match="too many images") as err:
+            rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+    assert server.chat_count == 2  # probe + exactly one attempt
+    assert "--limit-mm-per-prompt" in str(err.value)
+
+
+def test_4xx_cancels_the_rest_of_the_page(server: FakeOpenAIServer) -> None:
+    blocks = [Block(bbox=(0, 0, 10 + i, 10), category=Category.TEXT) for i in range(30)]
+    with OpenAIRecognizer(settings(server.url, concurrency=1)) as rec:
+        rec.start()
+        server.config.status = 400
+        with pytest.raises(ServerRejected):
+            rec.recognize(page(), blocks)
+    assert server.chat_count < 1 + 5  # the unsent blocks of the page were not sent
+
+
+def test_5xx_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:
+    with OpenAIRecognizer(settings(server.url, retries=3)) as rec:
+        rec.start()
+        server.config.fail_first = server.chat_count + 2  # next two answers are 503
+        b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
+        rec.recognize(page(), [b])
+    assert b.text.startswith("[10x10]")
+    assert server.chat_count == 1 + 3
+
+
+def test_5xx_retries_are_bounded(server: FakeOpenAIServer) -> None:
+    with OpenAIRecognizer(settings(server.url, retries=2)) as rec:
+        rec.start()
+        server.config.fail_first = 10**6
+        with pytest.raises(ServerUnreachable, match="503") as err:
+            rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+    assert server.chat_count == 1 + 3  # probe + 1 try + 2 retries
+    assert "curl --noproxy 127.0.0.1" in str(err.value)
+
+
+def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
+    with OpenAIRecognizer(settings(server.url, retries=2)) as rec:
+        rec.start()
+        server.config.drop_first = server.chat_count + 1
+        b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
+        rec.recognize(page(), [b])
+    assert b.text.startswith("[10x10]")
+
+
+def test_timeout_is_retried_and_bounded() -> None:
+    with (
+        FakeOpenAIServer() as srv,
+        OpenAIRecognizer(settings(srv.url, request_timeout=0.3, retries=1)) as rec,
+    ):
+        rec.start()
+        srv.config.latency = 2
+        start = time.monotonic()
+        with pytest.raises(ServerUnreachable, match="timed out"):
+            rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+        assert time.monotonic() - start < 3
+        assert srv.chat_count == 1 + 2
+
+
+# ------------------------------------------------------------------ several servers
+
+
+def _max_overlap(records) -> int:
+    events = sorted(
+        [(r.started, 1) for r in records] + [(r.finished, -1) for r in records], key=lambda e: (e[0], e[1])
+    )
+    cur = best = 0
+    for _, d in events:
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+def test_requests_spread_over_servers_with_bounded_concurrency() -> None:
+    with FakeOpenAIServer(latency=0.1) as a, FakeOpenAIServer(latency=0.1) as b:
+        blocks = [Block(bbox=(0, 0, 10 + i, 10), category=Category.TEXT) for i in range(24)]
+        with OpenAIRecognizer(settings(a.url, b.url, concurrency=2)) as rec:
+            rec.recognize(page(), blocks)
+        assert all(bl.text.startswith(f"[{10 + i}x10]") for i, bl in enumerate(blocks))
+        for srv in (a, b):
+            work = srv.requests[1:]
+            assert len(work) >= 4, "both servers take work"
+            assert _max_overlap(work) <= 2, "at most --concurrency requests in flight per server"
+        assert len(a.requests) + len(b.requests) - 2 == 24
+
+
+def test_dead_server_does_not_stall_the_others(capsys: pytest.CaptureFixture[str]) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    with FakeOpenAIServer(latency=0.02) as live:
+        blocks = [Block(bbox=(0, 0, 10, 10), category=Category.TEXT) for _ in range(12)]
+        with OpenAIRecognizer(settings(dead, live.url, concurrency=2, retries=1)) as rec:
+            start = time.monotonic()
+            rec.recognize(page(), blocks)
+            elapsed = time.monotonic() - start
+        assert all(b.text for b in blocks)
+        assert len(live.requests) == 1 + 12
+    assert elapsed < 5
+    assert dead in capsys.readouterr().err  # the dead server was reported
+
+
+def test_server_dying_mid_run_is_rerouted() -> None:
+    with FakeOpenAIServer(latency=0.05) as b:
+        a = FakeOpenAIServer(latency=0.05).start()
+        rec = OpenAIRecognizer(settings(a.url, b.url, concurrency=2, retries=2))
+        try:
+            rec.start()
+            a.stop()  # dies after the probe: its connections are refused from now on
+            blocks = [Block(bbox=(0, 0, 10, 10), category=Category.TEXT) for _ in range(10)]
+            rec.recognize(page(), blocks)
+        finally:
+            rec.close()
+        assert all(bl.text for bl in blocks)
+        assert len(b.requests) - 1 >= 10 - 2  # nearly everything went to the live server
+
+
+def test_slow_server_takes_fewer_jobs_and_does_not_stall_the_fast_one() -> None:
+    with FakeOpenAIServer(latency=1.0, max_concurrent=1) as slow, FakeOpenAIServer(latency=0.01) as fast:
+        rec = OpenAIRecognizer(settings(slow.url, fast.url, concurrency=1))
+        pages = [[Block(bbox=(0, 0, 10, 10), category=Category.TEXT)] for _ in range(20)]
+        with rec, ThreadPoolExecutor(8) as pool:
+            rec.start()
+            list(pool.map(lambda bl: rec.recognize(page(), bl), pages))
+        assert all(bl[0].text for bl in pages)
+        assert len(slow.requests) - 1 <= 3
+        assert len(fast.requests) - 1 >= 17
+
+
+def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
+    a, b = FakeOpenAIServer().start(), FakeOpenAIServer().start()
+    rec = OpenAIRecognizer(settings(a.url, b.url, retries=1))
+    try:
+        rec.start()
+        a.stop()
+        b.stop()
+        start = time.monotonic()
+        with pytest.raises(ServerUnreachable):
+            rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT) for _ in range(4)])
+        assert time.monotonic() - start < 10
+    finally:
+        rec.close()
+
+
+def test_recognize_is_thread_safe(server: FakeOpenAIServer) -> None:
+    rec = OpenAIRecognizer(settings(server.url, concurrency=3))
+    pages = [[Block(bbox=(0, 0, 5 + i, 5 + j), category=Category.TEXT) for j in range(3)] for i in range(10)]
+    errors: list[BaseException] = []
+
+    def run(bl):
+        try:
+            rec.recognize(page(), bl)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(bl,)) for bl in pages]
+    with rec:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+    for i, bl in enumerate(pages):
+        for j, b in enumerate(bl):
+            assert b.text.startswith(f"[{5 + i}x{5 + j}]")
+
+
+# ------------------------------------------------------------------ through `ocrstack parse`
+
+
+def _parse_cli(tmp_path, url: str) -> int:
+    from ocrstack.bench import make_pdf
+    from ocrstack.cli import main
+
+    pdf = make_pdf(tmp_path / "doc.pdf", 2, lines=3)
+    args = ["parse", str(pdf), "--recognizer", "openai", "--layout", "none", "--server-url", url]
+    return main([*args, "-o", str(tmp_path / "out")])
+
+
+def test_parse_cli_through_openai_recognizer(tmp_path, server: FakeOpenAIServer) -> None:
+    assert _parse_cli(tmp_path, server.url) == 0
+    md = (tmp_path / "out" / "doc.md").read_text(encoding="utf-8")
+    assert md.count("请识别图中的文字") == 2  # one whole-page request per page
+
+
+def test_parse_cli_unreachable_server_exits_5_in_seconds(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    assert _parse_cli(tmp_path, url) == 5
+    assert time.monotonic() - start < 10
+    assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in capsys.readouterr().err
+
+
+def test_parse_cli_rejection_exits_6(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOpenAIServer(status=400) as srv:
+        assert _parse_cli(tmp_path, srv.url) == 6
+        assert srv.chat_count == 1
+    assert "--trust-request-mm-kwargs" in capsys.readouterr().err

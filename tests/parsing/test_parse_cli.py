@@ -1,0 +1,158 @@
+"""``ocrstack parse`` command line: option building, relative paths, exit codes, end to end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from ocrstack import cli
+from ocrstack.commands import parse as parse_cmd
+from ocrstack.core.errors import PartialSuccess, ServerRejected, ServerUnreachable
+from ocrstack.parsing import pipeline
+from ocrstack.parsing.options import ParseOptions
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    return cli.build_parser().parse_args(["parse", *argv])
+
+
+def test_defaults_come_from_parse_options(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OCR_LAYOUT_MODEL_DIR", raising=False)
+    opts = parse_cmd.options_from_args(_args("a.pdf"))
+    d = ParseOptions(inputs=())
+    assert (opts.dpi, opts.layout, opts.recognizer, opts.model, opts.prompts) == (
+        d.dpi,
+        d.layout,
+        d.recognizer,
+        d.model,
+        d.prompts,
+    )
+    assert opts.server_urls == d.server_urls and opts.layout_model is None
+
+
+def test_relative_paths_resolve_against_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text("x: 1\n")
+    opts = parse_cmd.options_from_args(
+        _args("docs/a.pdf", "-o", "out", "--layout-model", "models/pp", "--prompts", "p.yaml")
+    )
+    assert opts.inputs == (tmp_path / "docs" / "a.pdf",)
+    assert opts.output == tmp_path / "out" and opts.layout_model == tmp_path / "models" / "pp"
+    assert opts.prompts == str(tmp_path / "p.yaml")
+
+
+def test_layout_model_env_and_flag_precedence(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OCR_LAYOUT_MODEL_DIR", "/models/from-env")
+    assert parse_cmd.options_from_args(_args("a.pdf")).layout_model == Path("/models/from-env")
+    assert parse_cmd.options_from_args(_args("a.pdf", "--layout-model", "/x")).layout_model == Path("/x")
+
+
+def test_all_flags(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    opts = parse_cmd.options_from_args(
+        _args(
+            "a.pdf", "b.png", "--pages", "1-3,7", "--dpi", "150", "--layout", "none",
+            "--recognizer", "openai",
+            "--server-url", "http://127.0.0.1:1", "--server-url", "http://127.0.0.1:2", "--model", "m",
+            "--prompts", "mineru-diffusion", "--concurrency", "2", "--limit", "1", "--password", "pw",
+            "--force", "--keep-paratext", "--save-layout-images", "--api-key", "sk-x", "--max-tokens", "99",
+            "--timeout", "5", "--retries", "0", "--max-pixels", "1000000",
+        )
+    )  # fmt: skip
+    assert opts.pages == "1-3,7" and opts.dpi == 150 and opts.layout == "none" and opts.recognizer == "openai"
+    assert opts.server_urls == ("http://127.0.0.1:1", "http://127.0.0.1:2") and opts.model == "m"
+    assert opts.prompts == "mineru-diffusion" and opts.concurrency == 2 and opts.limit == 1
+    assert opts.password == "pw" and opts.force and opts.keep_paratext and opts.save_layout_images
+    assert (opts.max_tokens, opts.request_timeout, opts.retries) == (99, 5.0, 0)
+    assert opts.max_pixels == 1_000_000
+    assert opts.api_key == "sk-x" and "sk-x" not in repr(opts)
+
+
+def test_missing_input_is_bad_input_exit_3(tmp_path, capsys):
+    rc = cli.main(["parse", str(tmp_path / "nope.pdf"), "-o", str(tmp_path / "out"), "--no-progress"])
+    assert rc == 3
+    err = capsys.readouterr().err
+    assert "nope.pdf" in err and err.count("\n") == 1
+
+
+def test_unknown_layout_and_bad_pages_are_usage_errors(tmp_path, capsys):
+    img = tmp_path / "a.png"
+    Image.new("RGB", (50, 40), "white").save(img)
+    out = str(tmp_path / "out")
+    assert cli.main(["parse", str(img), "-o", out, "--layout", "bogus", "--no-progress"]) == 2
+    assert "rapid-layout, pp-doclayout-v3, paddlex, none" in capsys.readouterr().err
+    assert cli.main(["parse", str(img), "-o", out, "--pages", "3-1", "--no-progress"]) == 2
+    assert cli.main(["parse", str(img), "-o", out, "--concurrency", "0", "--no-progress"]) == 2
+    assert cli.main(["parse", str(img), "-o", out, "--retries", "-1", "--no-progress"]) == 2
+    assert cli.main(["parse", str(img), "-o", out, "--timeout", "0", "--no-progress"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (ServerUnreachable("http://127.0.0.1:18499 unreachable", "curl /v1/models"), 5),
+        (ServerRejected("400", "add --trust-request-mm-kwargs", status=400), 6),
+        (PartialSuccess("1 page(s) failed", "rerun"), 7),
+    ],
+)
+def test_server_and_partial_errors_map_to_their_exit_codes(tmp_path, monkeypatch, exc, code):
+    def boom(*a, **k):
+        raise exc
+
+    monkeypatch.setattr(pipeline, "run", boom)
+    assert cli.main(["parse", str(tmp_path / "a.pdf"), "--no-progress"]) == code
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_readme_command_end_to_end_with_relative_paths(corpus, tmp_path, monkeypatch, capsys):
+    """The main job on a real corpus PDF, paths relative to the cwd as in the README."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    shutil.copy(corpus / "en_single_libtasn1_intro.pdf", work / "docs" / "intro.pdf")
+    monkeypatch.chdir(work)
+    assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--no-progress"]) == 0
+    md = (work / "out" / "intro.md").read_text()
+    assert "Libtasn1 library" in md and "ASN.1" in md
+    data = json.loads((work / "out" / "intro.blocks.json").read_text())
+    assert data["complete"] and data["layout"] == "rapid-layout" and data["recognizer"] == "rapidocr"
+    assert data["pages"][0]["blocks"] and data["validation"]["ok"]
+    # rerun without --force: refused, output untouched
+    assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--no-progress"]) == 2
+    assert "--force" in capsys.readouterr().err
+    # --force: page comes from the resume cache
+    assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--force", "--no-progress"]) == 0
+    assert "1 from cache" in capsys.readouterr().err
+    assert (work / "out" / "intro.md").read_text() == md
+
+
+@pytest.mark.proc
+def test_installed_cli_exit_code_for_bad_input(tmp_path, cli_env):
+    exe = Path(sys.executable).parent / "ocrstack"
+    proc = subprocess.run(
+        [str(exe), "parse", str(tmp_path / "missing.pdf"), "-o", str(tmp_path / "o")],
+        capture_output=True, text=True, env=cli_env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 3 and "missing.pdf" in proc.stderr
+
+
+def test_bad_output_path_and_limit_zero_are_one_line_usage_errors(tmp_path, capsys):
+    img = tmp_path / "a.png"
+    Image.new("RGB", (50, 40), "white").save(img)
+    afile = tmp_path / "afile"
+    afile.touch()
+    for argv in (["-o", str(afile)], ["-o", "/proc/nope"], ["--limit", "0", "-o", str(tmp_path / "o")]):
+        assert cli.main(["parse", str(img), *argv, "--no-progress"]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert ("--limit" in err) if "--limit" in argv else (argv[1] in err), err
+    assert not (tmp_path / "o" / "a.md").exists()

@@ -1,0 +1,172 @@
+"""Parse outputs (ocrstack.parsing.outputs): atomic writes, resume cache keyed by settings, overwrite guard.
+
+Named test_parse_outputs.py, not test_outputs.py: tests/verifying/test_outputs.py has the same
+basename in a directory without __init__.py (pytest rootdir import mode would clash)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from ocrstack.core.errors import UsageError
+from ocrstack.parsing import outputs
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.types import Block, Category
+
+
+def _result(index=0, images=None):
+    b = Block(
+        bbox=(1.0, 2.0, 30.5, 40.0), category=Category.TITLE, score=0.9, order=0, label="title", text="Hi <x>"
+    )
+    b.warnings.append("w")
+    return PageResult(
+        index=index, size=(100, 200), dpi=200, blocks=[b], images=images or {}, timings={"layout": 0.1}
+    )
+
+
+def test_atomic_write_replaces_whole_file_and_leaves_no_temp(tmp_path: Path):
+    target = tmp_path / "sub" / "a.md"
+    outputs.atomic_write_text(target, "one")
+    outputs.atomic_write_text(target, "two")
+    assert target.read_text() == "two"
+    assert [p.name for p in target.parent.iterdir()] == ["a.md"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def test_atomic_write_failure_keeps_old_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    target = tmp_path / "a.md"
+    outputs.atomic_write_text(target, "old")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        outputs.atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.md"]
+
+
+def test_page_result_json_round_trip():
+    r = _result(images={0: "x_files/p0001-b00.png"})
+    back = PageResult.from_json(json.loads(json.dumps(r.to_json())))
+    assert back.blocks[0].text == "Hi <x>" and back.blocks[0].category is Category.TITLE
+    assert back.blocks[0].bbox == (1.0, 2.0, 30.5, 40.0) and back.images == {0: "x_files/p0001-b00.png"}
+    assert back.size == (100, 200) and back.blocks[0].warnings == ["w"]
+
+
+def test_cache_hits_same_settings_and_misses_changed_settings(tmp_path: Path):
+    opts = ParseOptions(inputs=(tmp_path / "a.pdf",))
+    key = outputs.settings_hash(outputs.settings(opts))
+    cache = outputs.PageCache(tmp_path, "ab" * 32, key)
+    cache.store(_result(index=3))
+    assert cache.load(3, tmp_path).blocks[0].text == "Hi <x>"
+    assert cache.load(2, tmp_path) is None
+    for change in ({"dpi": 300}, {"layout": "none"}, {"recognizer": "openai"}, {"max_pixels": 10}):
+        other = outputs.settings_hash(outputs.settings(dataclasses.replace(opts, **change)))
+        assert other != key, change
+        assert outputs.PageCache(tmp_path, "ab" * 32, other).load(3, tmp_path) is None
+    # another input (different sha256) never sees this page
+    assert outputs.PageCache(tmp_path, "cd" * 32, key).load(3, tmp_path) is None
+
+
+def test_settings_ignore_options_that_do_not_change_pages(tmp_path: Path):
+    opts = ParseOptions(inputs=(tmp_path / "a.pdf",))
+    same = dataclasses.replace(opts, force=True, concurrency=9, keep_paratext=True, output=tmp_path / "x")
+    assert outputs.settings_hash(outputs.settings(opts)) == outputs.settings_hash(outputs.settings(same))
+
+
+def test_prompt_file_content_is_part_of_the_key(tmp_path: Path):
+    f = tmp_path / "p.yaml"
+    f.write_text("a: 1\n")
+    opts = ParseOptions(inputs=(), recognizer="openai", prompts=str(f))
+    k1 = outputs.settings_hash(outputs.settings(opts))
+    f.write_text("a: 2\n")
+    assert outputs.settings_hash(outputs.settings(opts)) != k1
+
+
+def test_cache_entry_with_missing_figure_file_is_a_miss(tmp_path: Path):
+    cache = outputs.PageCache(tmp_path, "ab" * 32, "k")
+    cache.store(_result(images={0: "x_files/p0001-b00.png"}))
+    assert cache.load(0, tmp_path) is None
+    (tmp_path / "x_files").mkdir()
+    (tmp_path / "x_files" / "p0001-b00.png").write_bytes(b"png")
+    assert cache.load(0, tmp_path) is not None
+
+
+def test_corrupt_cache_file_is_a_miss(tmp_path: Path):
+    cache = outputs.PageCache(tmp_path, "ab" * 32, "k")
+    cache.path(0).parent.mkdir(parents=True)
+    cache.path(0).write_text("{not json")
+    assert cache.load(0, tmp_path) is None
+
+
+def test_failed_pages_are_not_cached(tmp_path: Path):
+    cache = outputs.PageCache(tmp_path, "ab" * 32, "k")
+    cache.store(PageResult(index=0, size=(0, 0), error="boom"))
+    assert not cache.path(0).exists()
+
+
+def test_overwrite_guard(tmp_path: Path):
+    paths = outputs.OutputPaths(tmp_path, "doc")
+    outputs.check_overwrite(paths, force=False)  # nothing there yet
+    paths.markdown.write_text("x")
+    paths.blocks_json.write_text(json.dumps({"complete": True}))
+    with pytest.raises(UsageError, match="already exists.*--force"):
+        outputs.check_overwrite(paths, force=False)
+    outputs.check_overwrite(paths, force=True)
+    paths.blocks_json.write_text(json.dumps({"complete": False}))  # interrupted/partial: resumable
+    outputs.check_overwrite(paths, force=False)
+
+
+def test_output_names_disambiguate_equal_stems(tmp_path: Path):
+    a, b, c = tmp_path / "x" / "doc.pdf", tmp_path / "y" / "doc.pdf", tmp_path / "other.png"
+    names = outputs.output_names([a, b, c])
+    assert names[c] == "other" and names[a] != names[b] and names[a].startswith("doc-")
+
+
+def test_overlay_draws_boxes_without_touching_the_page():
+    page = Image.new("RGB", (200, 100), "white")
+    b = Block(bbox=(10, 10, 100, 50), category=Category.TABLE, order=0)
+    over = outputs.draw_overlay(page, [b])
+    assert page.getpixel((10, 30)) == (255, 255, 255)
+    assert over.getpixel((10, 30)) == outputs.COLOURS[Category.TABLE]
+
+
+def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from ocrstack.core import paths
+
+    pkg = tmp_path / "pkg"
+    (pkg / "parsing" / "layout").mkdir(parents=True)
+    (pkg / "parsing" / "layout" / "rapid.py").write_text("A = 1\n")
+    monkeypatch.setattr(paths, "PACKAGE_DIR", pkg)
+    outputs.code_fingerprint.cache_clear()
+    first = outputs.code_fingerprint()
+    (pkg / "parsing" / "layout" / "rapid.py").write_text("A = 2\n")
+    outputs.code_fingerprint.cache_clear()
+    try:
+        assert outputs.code_fingerprint() != first
+    finally:
+        outputs.code_fingerprint.cache_clear()
+
+
+def test_keep_paratext_is_part_of_the_key_for_remote_recognizers_only(tmp_path: Path):
+    """An openai run without --keep-paratext never reads header/footer crops, so a later run
+    with it must not reuse those pages."""
+    local = ParseOptions(inputs=(tmp_path / "a.pdf",))
+    remote = dataclasses.replace(local, recognizer="openai")
+    h = lambda o: outputs.settings_hash(outputs.settings(o))  # noqa: E731
+    assert h(local) == h(dataclasses.replace(local, keep_paratext=True))
+    assert h(remote) != h(dataclasses.replace(remote, keep_paratext=True))

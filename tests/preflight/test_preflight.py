@@ -1,0 +1,299 @@
+"""Tests for ocrstack.preflight, fed with recorded nvidia-smi outputs (tests/data/nvidia_smi/)."""
+
+# ruff: noqa: E501 -- recorded command lines and expectations kept on one line
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ocrstack import versions
+from ocrstack.cli import main
+from ocrstack.core.errors import CheckFailed
+from ocrstack.core.results import Status
+from ocrstack.preflight import checks, evaluate, gather
+from ocrstack.preflight.facts import PROBE, Facts, PythonEnv
+from ocrstack.preflight.nvidia import APPS_QUERY, GPU_QUERY, driver_major, parse_apps, parse_gpus
+from ocrstack.preflight.toolchain import toolchain_checks
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia_smi"
+GB = 10**9
+
+
+def recorded(name: str) -> tuple[str, str]:
+    return (DATA / f"{name}.gpus.csv").read_text(), (DATA / f"{name}.apps.csv").read_text()
+
+
+class FakeMachine:
+    """A runner + which pair answering like a machine with the recorded nvidia-smi outputs."""
+
+    def __init__(self, smi: str | None, pythons: dict[str, dict] | None = None, smi_rc: int = 0) -> None:
+        self.smi = smi
+        self.smi_rc = smi_rc
+        self.pythons = pythons or {}
+        self.calls: list[list[str]] = []
+
+    def which(self, exe: str) -> str | None:
+        if exe == "nvidia-smi":
+            return "/usr/bin/nvidia-smi" if self.smi is not None or self.smi_rc else None
+        return None
+
+    def run(self, argv: Sequence[str]) -> tuple[int, str]:
+        argv = list(argv)
+        self.calls.append(argv)
+        if argv == GPU_QUERY:
+            if self.smi_rc:
+                return self.smi_rc, (DATA / "no_driver.txt").read_text()
+            return 0, recorded(self.smi)[0]
+        if argv == APPS_QUERY:
+            return 0, recorded(self.smi)[1]
+        if argv[1:] == ["-c", PROBE] and argv[0] in self.pythons:
+            return 0, json.dumps(self.pythons[argv[0]]) + "\n"
+        return 127, ""
+
+
+def facts_for(machine: FakeMachine, tmp_path: Path, free_gb: float = 70.0, pythons=None) -> Facts:
+    return gather(
+        root=tmp_path, disk_path=tmp_path, pythons=pythons, runner=machine.run, which=machine.which,
+        disk_free=lambda p: int(free_gb * GB),
+    )
+
+
+def by_name(report) -> dict:
+    return {c.name: c for c in report.checks}
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def test_parse_three_gpus_and_apps() -> None:
+    gpus = parse_gpus(recorded("three_5090")[0])
+    assert [g.index for g in gpus] == [0, 1, 2]
+    assert gpus[0].name == "NVIDIA GeForce RTX 5090" and gpus[0].total_mib == 32607 and gpus[0].used_mib == 27845
+    assert gpus[2].driver == "590.48.01" and driver_major(gpus[2].driver) == 590
+    assert 34.1 < gpus[0].total_gb < 34.2  # 32607 MiB in 10^9-byte GB
+    apps = parse_apps(recorded("three_5090")[1])
+    assert [(a.pid, a.used_mib) for a in apps] == [(281734, 27830), (291002, 398)]
+    assert apps[0].gpu_uuid == gpus[0].uuid
+
+
+def test_header_only_and_na_values() -> None:
+    assert parse_apps(recorded("a100_driver535")[1]) == []
+    assert parse_apps("No running processes found\n") == []
+    na = "index, uuid, name, memory.total [MiB], memory.used [MiB], driver_version\n0, GPU-x, NVIDIA GB10, [N/A], [N/A], 580.95.05\n"
+    g = parse_gpus(na)[0]
+    assert g.total_mib is None and g.free_fraction is None
+    with pytest.raises(ValueError):
+        parse_gpus("name, pci.bus_id\nfoo, 0000:01:00.0\n")
+
+
+# ---------------------------------------------------------------- judging recorded machines
+
+
+def test_guide_machine_passes_and_picks_the_idle_gpu(tmp_path: Path) -> None:
+    report = evaluate(facts_for(FakeMachine("three_5090"), tmp_path))
+    c = by_name(report)
+    assert report.ok, report.to_text()
+    assert c["driver"].status is Status.PASS and "590.48.01" in c["driver"].detail
+    assert c["vram"].status is Status.PASS
+    assert c["free-gpu"].status is Status.PASS
+    assert "CUDA_VISIBLE_DEVICES=2" in c["free-gpu"].detail  # GPU 0 runs vLLM, GPU 1 has an SDK process
+    assert c["disk"].status is Status.PASS
+
+
+def test_all_gpus_busy_warns_with_least_used(tmp_path: Path) -> None:
+    report = evaluate(facts_for(FakeMachine("busy_4090"), tmp_path))
+    c = by_name(report)["free-gpu"]
+    assert c.status is Status.WARN
+    assert "GPU 1" in c.detail and "pid 1877" in c.detail
+    assert "Free memory on device" in c.fix
+    assert by_name(report)["vram"].status is Status.PASS  # 24564 MiB = 25.8 GB >= 24 GB
+    assert report.ok  # a busy GPU warns, it does not fail preflight
+
+
+def test_driver_535_warns_with_cu126_explanation(tmp_path: Path) -> None:
+    c = by_name(evaluate(facts_for(FakeMachine("a100_driver535"), tmp_path)))["driver"]
+    assert c.status is Status.WARN
+    assert "cu126" in c.fix and str(versions.pin("hardware.driver-min")) in c.fix
+
+
+def test_driver_470_and_16gb_fail(tmp_path: Path) -> None:
+    report = evaluate(facts_for(FakeMachine("t4_driver470"), tmp_path))
+    c = by_name(report)
+    assert c["driver"].status is Status.FAIL
+    assert c["vram"].status is Status.FAIL and "15360" not in c["vram"].detail and "16.1 GB" in c["vram"].detail
+    assert c["free-gpu"].status is Status.NOT_RUN
+    assert not report.ok
+
+
+def test_no_driver_loaded_fails_driver(tmp_path: Path) -> None:
+    report = evaluate(facts_for(FakeMachine(None, smi_rc=9), tmp_path))
+    c = by_name(report)
+    assert c["nvidia-smi"].status is Status.FAIL
+    assert "couldn't communicate with the NVIDIA driver" in c["nvidia-smi"].detail
+    assert c["driver"].status is Status.NOT_RUN and not report.ok
+
+
+def test_no_gpu_is_not_run_not_failure(tmp_path: Path) -> None:
+    report = evaluate(facts_for(FakeMachine(None), tmp_path))
+    c = by_name(report)
+    assert c["nvidia-smi"].status is Status.NOT_RUN and "no NVIDIA GPU here" in c["nvidia-smi"].detail
+    assert all(c[n].status is Status.NOT_RUN for n in ("driver", "vram", "free-gpu"))
+    assert report.ok
+    strict = evaluate(facts_for(FakeMachine(None), tmp_path), require_gpu=True)
+    assert not strict.ok
+
+
+def test_disk_threshold(tmp_path: Path) -> None:
+    floor = float(versions.pin("hardware.disk-min-gb"))
+    assert by_name(evaluate(facts_for(FakeMachine(None), tmp_path, free_gb=floor - 0.5)))["disk"].status is Status.FAIL
+    assert by_name(evaluate(facts_for(FakeMachine(None), tmp_path, free_gb=floor + 0.5)))["disk"].status is Status.PASS
+
+
+# ---------------------------------------------------------------- environments and torch vs driver
+
+
+def _pixi_env(root: Path, name: str) -> str:
+    py = root / ".pixi" / "envs" / name / "bin" / "python"
+    py.parent.mkdir(parents=True)
+    py.write_text("")
+    return str(py)
+
+
+def test_cuda13_torch_on_driver_535_fails(tmp_path: Path) -> None:
+    py = _pixi_env(tmp_path, "vllm-build")
+    machine = FakeMachine("a100_driver535", {py: {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"}})
+    report = evaluate(facts_for(machine, tmp_path))
+    c = by_name(report)
+    assert c["python:vllm-build"].status is Status.PASS
+    assert c["torch-cuda:vllm-build"].status is Status.FAIL and "needs driver >= 580" in c["torch-cuda:vllm-build"].detail
+    assert not report.ok
+
+
+def test_cuda13_torch_on_driver_590_passes_and_cpu_torch_has_no_requirement(tmp_path: Path) -> None:
+    py = _pixi_env(tmp_path, "vllm-build")
+    tf = _pixi_env(tmp_path, "tf")
+    machine = FakeMachine("three_5090", {
+        py: {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"},
+        tf: {"python": "3.12.3", "torch": "2.14.0+cpu", "torch_cuda": None},
+    })
+    c = by_name(evaluate(facts_for(machine, tmp_path)))
+    assert c["torch-cuda:vllm-build"].status is Status.PASS
+    assert c["torch-cuda:tf"].status is Status.PASS and "CPU-only" in c["torch-cuda:tf"].detail
+
+
+def test_wrong_python_in_env_fails(tmp_path: Path) -> None:
+    py = _pixi_env(tmp_path, "vllm-build")
+    machine = FakeMachine(None, {py: {"python": "3.10.12", "torch": None, "torch_cuda": None}})
+    c = by_name(evaluate(facts_for(machine, tmp_path)))["python:vllm-build"]
+    assert c.status is Status.FAIL and c.expected == "==3.13.*"
+
+
+def test_guide_venv_and_explicit_python_are_found(tmp_path: Path) -> None:
+    venv = tmp_path / "sdk-env" / "bin" / "python"
+    venv.parent.mkdir(parents=True)
+    venv.write_text("")
+    machine = FakeMachine(None, {
+        str(venv): {"python": "3.10.12", "torch": None, "torch_cuda": None},
+        "/opt/x/python": {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"},
+    })
+    c = by_name(evaluate(facts_for(machine, tmp_path, pythons={"vllm": "/opt/x/python"})))
+    assert c["python:sdk"].status is Status.PASS
+    assert c["python:vllm"].status is Status.PASS
+    assert c["torch-cuda:vllm"].status is Status.NOT_RUN  # no driver to compare with
+
+
+def test_missing_env_reports_interpreter_availability(tmp_path: Path) -> None:
+    facts = Facts(missing_envs=["vllm-build"], interpreters_on_path={"/usr/bin/python3.13": "3.13.9"})
+    assert checks.check_missing_env("vllm-build", facts).status is Status.PASS
+    facts = Facts(missing_envs=["vllm-build"], interpreters_on_path={"/usr/bin/python3": "3.10.12"})
+    assert checks.check_missing_env("vllm-build", facts).status is Status.WARN
+    facts.pixi = "/root/.pixi/bin/pixi"
+    assert checks.check_missing_env("vllm-build", facts).status is Status.PASS
+
+
+def test_torch_cuda_major_from_local_tag() -> None:
+    assert checks.torch_cuda_major(PythonEnv("x", "p", "3.13.9", "2.14.0+cu130", None)) == 13
+    assert checks.torch_cuda_major(PythonEnv("x", "p", "3.13.9", "2.9.0+cu126", None)) == 12
+    assert checks.torch_cuda_major(PythonEnv("x", "p", "3.13.9", "2.14.1", None)) is None
+
+
+def test_thresholds_come_from_versions_yaml() -> None:
+    t = checks.Thresholds.from_pins()
+    hw = versions.pin("hardware")
+    assert (t.driver_min, t.driver_cu126_min, t.vram_min_gb, t.disk_min_gb) == (
+        hw["driver-min"], hw["driver-cu126-min"], hw["vram-min-gb"], hw["disk-min-gb"])
+
+
+def test_toolchain_not_run_without_nvcc() -> None:
+    out = toolchain_checks(env={}, which=lambda exe: None)
+    assert len(out) == 1 and out[0].status is Status.NOT_RUN and "nvcc" in out[0].detail
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_json_and_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    machine = FakeMachine("t4_driver470")
+    import ocrstack.preflight as pf
+
+    real_gather = pf.gather
+
+    def fake_gather(**kw):
+        return real_gather(**{**kw, "runner": machine.run, "which": machine.which})
+
+    monkeypatch.setattr(pf, "gather", fake_gather)
+    monkeypatch.setattr("ocrstack.preflight.toolchain.toolchain_checks", lambda *a, **k: [])
+    rc = main(["preflight", "--json", "--root", str(tmp_path), "--disk-path", str(tmp_path)])
+    assert rc == CheckFailed.exit_code
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is False
+    assert {c["name"]: c["status"] for c in data["checks"]}["driver"] == "fail"
+
+
+def _fake_smi(bin_dir: Path, name: str) -> None:
+    """An executable `nvidia-smi` that prints the recorded output for the two queries preflight runs."""
+    script = bin_dir / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in\n  --query-gpu=*) cat "{DATA / (name + ".gpus.csv")}";;\n'
+        f'  --query-compute-apps=*) cat "{DATA / (name + ".apps.csv")}";;\n  *) exit 2;;\nesac\n'
+    )
+    script.chmod(0o755)
+
+
+@pytest.mark.proc
+def test_cli_runs_real_nvidia_smi_binary_on_path(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """End to end through the real subprocess path, with a stand-in nvidia-smi that prints recorded output."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_smi(bin_dir, "three_5090")
+    env = {**cli_env, "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}"}
+    env.pop("CUDA_HOME", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ocrstack", "preflight", "--json", "--root", str(tmp_path), "--disk-path", str(tmp_path)],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )
+    data = json.loads(proc.stdout)
+    status = {c["name"]: c for c in data["checks"]}
+    assert status["driver"]["status"] == "pass"
+    assert "CUDA_VISIBLE_DEVICES=2" in status["free-gpu"]["detail"]
+
+
+@pytest.mark.proc
+def test_cli_on_this_machine(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """This machine: with no GPU, preflight says so and still exits 0 unless something else fails."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ocrstack", "preflight", "--json", "--root", str(tmp_path)],
+        capture_output=True, text=True, env=cli_env, check=False, timeout=120,
+    )
+    data = json.loads(proc.stdout)
+    smi = next(c for c in data["checks"] if c["name"] == "nvidia-smi")
+    if smi["status"] == "not-run":
+        assert "no NVIDIA GPU here" in smi["detail"]
+    assert proc.returncode == (0 if data["ok"] else 1), proc.stderr
