@@ -140,7 +140,8 @@ def measure(corpus: Path, stem: str, page: int) -> dict:
 def baseline() -> dict:
     if not BASELINE.is_file():
         pytest.fail(
-            f"{BASELINE} missing: run OCRSTACK_REGEN=1 pytest tests/parsing/test_accuracy.py -m corpus -k regenerate"
+            f"{BASELINE} missing: run OCRSTACK_REGEN=1 pytest tests/parsing/test_accuracy.py "
+            "-m corpus -k regenerate"
         )
     return json.loads(BASELINE.read_text(encoding="utf-8"))
 

@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ocrstack.core import endpoints
 from ocrstack.core.errors import UsageError
-from ocrstack.parsing import options as parse_defaults
 from ocrstack.serving import launcher, metrics, runner
 
 _SHORTCUTS = ("model", "draft_model", "port", "host", "served_model_name", "gguf", "mmproj")
@@ -154,7 +154,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _stop(args: argparse.Namespace) -> int:
     port = args.stop_port
     if port is None:
-        port = int(parse_defaults.default_server_url().rsplit(":", 1)[1])
+        port = endpoints.default_port()
     print(launcher.stop(args.stop_run_dir, port, grace=args.grace))
     return 0
 
@@ -171,7 +171,7 @@ def _dspark_check(args: argparse.Namespace) -> int:
         state: dict = {}
         if port is not None and urlparse(url).hostname in _LOCAL_HOSTS:
             state = launcher.read_state(args.run_dir, port) or {}  # the server `serve` started there
-        model = args.check_model or state.get("served_model") or parse_defaults.default_model()
+        model = args.check_model or state.get("served_model") or endpoints.default_model()
         hint = (
             "start the server (`ocrstack serve`), or give the check its address: "
             "`ocrstack serve dspark-check http://HOST:PORT` or `ocrstack serve dspark-check --port PORT`"
@@ -208,6 +208,6 @@ def _check_target(args: argparse.Namespace) -> tuple[str, int | None]:
             )
         return args.url, url_port
     if port is None:
-        url = parse_defaults.default_server_url()
+        url = endpoints.default_server_url()
         return url, urlparse(url).port
     return f"http://127.0.0.1:{port}", port

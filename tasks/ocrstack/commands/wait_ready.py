@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ocrstack.parsing import options as parse_defaults
+from ocrstack.core import endpoints
 from ocrstack.serving import launcher, readiness
 
 
@@ -34,11 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _wait(args: argparse.Namespace) -> int:
-    url = args.url or parse_defaults.default_server_url()
+    url = args.url or endpoints.default_server_url()
     port = urlparse(url).port
     state = launcher.read_state(args.run_dir, port) if port else None
     state = state or {}
-    model = args.model or state.get("served_model") or parse_defaults.default_model()
+    model = args.model or state.get("served_model") or endpoints.default_model()
     log = args.log or (Path(state["log"]) if state.get("log") else None)
     pid = args.pid or state.get("pid")
     out = readiness.wait_ready(url, model, timeout=args.timeout, log=log, pid=pid, interval=args.interval)

@@ -10,17 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack import versions
-
-
-def default_server_url() -> str:
-    """``http://127.0.0.1:<serve.port>`` from versions.yaml (guide 4.1: port 18499)."""
-    return f"http://127.0.0.1:{versions.pin('serve.port')}"
-
-
-def default_model() -> str:
-    """The served model name shared by serve and parse (guide 4.1: ``minicpm-ocr``)."""
-    return str(versions.pin("serve.served-model-name"))
+from ocrstack.core.endpoints import default_model, default_server_url
 
 
 @dataclass(frozen=True)

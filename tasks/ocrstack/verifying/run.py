@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocrstack.core.endpoints import default_model
 from ocrstack.core.errors import OcrstackError, UsageError
 from ocrstack.core.results import Check, Report, Status
-from ocrstack.parsing.options import default_model
 from ocrstack.verifying import compare as cmp
 from ocrstack.verifying.backends import BackendResult, OpenAIBackend, Sample, TransformersBackend
 from ocrstack.verifying.config import VerifyConfig, load
