@@ -75,6 +75,8 @@ def _handler(b: Behaviour):
             if b.errors.get(path):
                 code = b.errors[path].pop(0)
                 self.send_response(code)
+                if code == 429:
+                    self.send_header("Retry-After", "3")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
@@ -223,19 +225,18 @@ def refused_url() -> Iterator[str]:
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Record the download's waits instead of sleeping."""
     waits: list[float] = []
-    monkeypatch.setattr(http.time, "sleep", waits.append)
+    monkeypatch.setattr("time.sleep", waits.append)  # stamina (tenacity) sleeps through time.sleep
     return waits
 
 
-def test_refused_connection_gives_up_after_two_short_attempts(refused_url: str, tmp_path: Path, sleeps) -> None:
+def test_refused_connection_fails_at_once(refused_url: str, tmp_path: Path, sleeps) -> None:
     import httpx
 
     sent: list[str] = []
     client = httpx.Client(event_hooks={"request": [lambda r: sent.append(str(r.url))]})
     with pytest.raises(ServerUnreachable) as err:
         http.download(refused_url, tmp_path / "x.tar", retries=5, backoff=1.0, client=client)
-    assert len(sent) == http.REFUSED_ATTEMPTS == 2
-    assert sum(sleeps) <= http.REFUSED_WAIT  # not 1 + 2 + 4 + 8 + 16 s of backoff
+    assert len(sent) == 1 and sleeps == []  # not 1 + 2 + 4 + 8 + 16 s of backoff (issue 10 item 9)
     assert "connection refused by 127.0.0.1" in err.value.message
     assert ".part" not in err.value.render()  # nothing was downloaded: no resume advice
 
@@ -253,7 +254,38 @@ def test_connection_resets_still_get_every_retry_with_backoff(file_server, tmp_p
     beh.drop["/f"] = 3
     http.download(f"{url}/f", tmp_path / "f", retries=3, backoff=1.0)
     assert (tmp_path / "f").read_bytes() == b"payload"
-    assert sleeps == [1.0, 2.0, 4.0] and len(beh.log) == 4
+    assert len(sleeps) == 3 and len(beh.log) == 4
+    for wait, base in zip(sleeps, (1.0, 2.0, 4.0), strict=True):  # exponential, up to 25 % jitter
+        assert base <= wait <= base * 1.25
+
+
+def test_dns_failure_fails_at_once(tmp_path: Path, sleeps) -> None:
+    """RFC 6761: names under .invalid never resolve; the old code retried them for ~31 s."""
+    import httpx
+
+    client = httpx.Client(trust_env=False)
+    with pytest.raises(ServerUnreachable) as err:
+        http.download("http://ocrstack-test.invalid/x.tar", tmp_path / "x.tar", retries=5, backoff=1.0, client=client)
+    assert sleeps == [] and "not resolved (DNS failure" in err.value.message
+    assert not (tmp_path / "x.tar.part").exists()
+
+
+def test_429_is_retried_after_retry_after_seconds(file_server, tmp_path: Path, sleeps) -> None:
+    url, beh = file_server
+    beh.files["/f"] = b"payload"
+    beh.errors["/f"] = [429]
+    http.download(f"{url}/f", tmp_path / "f", retries=3, backoff=1.0)
+    assert (tmp_path / "f").read_bytes() == b"payload"
+    assert sleeps == [3.0]  # the server's Retry-After: 3, not the 1 s backoff
+
+
+def test_other_4xx_get_no_retry(file_server, tmp_path: Path, sleeps) -> None:
+    url, beh = file_server
+    beh.files["/f"] = b"payload"
+    beh.errors["/f"] = [403]
+    with pytest.raises(ServerRejected):
+        http.download(f"{url}/f", tmp_path / "f", retries=3, backoff=1.0)
+    assert sleeps == [] and len(beh.log) == 1
 
 
 def test_exhausted_retries_without_a_part_give_no_resume_advice(file_server, tmp_path: Path, sleeps) -> None:
@@ -262,7 +294,7 @@ def test_exhausted_retries_without_a_part_give_no_resume_advice(file_server, tmp
     beh.errors["/f"] = [503, 503]
     with pytest.raises(StepFailed) as err:
         http.download(f"{url}/f", tmp_path / "f", retries=1)
-    assert "after 2 attempts: server error 503" in err.value.message and ".part" not in err.value.render()
+    assert "after 2 attempts" in err.value.message and "HTTP 503" in err.value.message and ".part" not in err.value.render()
 
 
 def test_cli_fetch_layout_refused_exits_5_quickly(refused_url: str, tmp_path: Path, sleeps, capsys) -> None:
@@ -270,7 +302,7 @@ def test_cli_fetch_layout_refused_exits_5_quickly(refused_url: str, tmp_path: Pa
     err = capsys.readouterr().err
     assert rc == ServerUnreachable.exit_code
     assert "connection refused" in err and "x.tar.part" not in err
-    assert sum(sleeps) <= http.REFUSED_WAIT
+    assert sleeps == []
 
 
 # ---------------------------------------------------------------- layout tarball
@@ -528,6 +560,14 @@ def test_fetch_models_through_hf_endpoint_mirror(local_hub, tmp_path: Path) -> N
 def test_fetch_models_unknown_repo_is_rejected(local_hub, tmp_path: Path) -> None:
     with pytest.raises(ServerRejected):
         fetch_models(ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),)))
+    assert not (tmp_path / "MiniCPM-OCR-1.0").exists()  # issue 10 item 9: no empty models/NAME left
+
+
+def test_failed_fetch_keeps_a_directory_that_existed(local_hub, tmp_path: Path) -> None:
+    (tmp_path / "MiniCPM-OCR-1.0").mkdir()
+    with pytest.raises(ServerRejected):
+        fetch_models(ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),)))
+    assert (tmp_path / "MiniCPM-OCR-1.0").is_dir()
 
 
 def test_modelscope_missing_is_a_config_error(tmp_path: Path) -> None:

@@ -1,14 +1,14 @@
-"""Resumable HTTP download with bounded retries (httpx).
+"""Resumable HTTP download with bounded retries (httpx; the shared policy in :mod:`ocrstack.core.retry`).
 
 * Resume: bytes already in ``DEST.part`` are kept and requested with
   ``Range: bytes=N-``; a ``206`` appends, a ``200`` (server ignores Range) restarts
   from zero, a ``416`` with ``Content-Range: bytes */N`` equal to the part size means
   the part is already complete.
-* Retries: timeouts, resets, truncated bodies and 5xx are retried with exponential
-  backoff; a 4xx is never retried (guide 8) and raises at once. A refused connection
-  (nothing listening at that host and port) gets :data:`REFUSED_ATTEMPTS` attempts
-  :data:`REFUSED_WAIT` seconds apart, not the full backoff: waiting ~30 s for a port
-  nobody listens on helps nobody.
+* Retries (:class:`ocrstack.core.retry.Policy`): timeouts, resets, truncated bodies, 5xx and
+  429 (honouring ``Retry-After``) are retried with exponential backoff and jitter; any other
+  4xx is never retried (guide 8) and raises at once. A host that is not there (DNS failure,
+  connection refused) fails at once: retrying a typo'd host or a port nobody listens on
+  only delays the error (issue 10 item 9).
 * The finished file is moved into place with ``os.replace``; a size announced by the
   server (Content-Length / Content-Range) must match.
 """
@@ -17,37 +17,15 @@ from __future__ import annotations
 
 import os
 import re
-import time
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
+from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable, StepFailed
-
-#: Attempts in all when the connection is refused (ECONNREFUSED), and the wait between them (s).
-REFUSED_ATTEMPTS = 2
-REFUSED_WAIT = 0.5
-
-
-class _Retryable(Exception):
-    """A transient failure (network, 5xx, short body); ``refused``: the connection was refused."""
-
-    def __init__(self, message: str, refused: bool = False) -> None:
-        super().__init__(message)
-        self.refused = refused
-
-
-def _is_refused(exc: BaseException) -> bool:
-    """True when ``exc`` or an exception it wraps is a ``ConnectionRefusedError``."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionRefusedError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+from ocrstack.core.retry import Transient
 
 
 def _total_from(resp: httpx.Response, offset: int) -> int | None:
@@ -74,19 +52,19 @@ def _attempt(
                 if total == offset:
                     return
                 part.unlink()  # the part is bigger than the file: start over
-                raise _Retryable(f"416 with a {offset}-byte partial file; restarting")
+                raise Transient(f"416 with a {offset}-byte partial file; restarting")
+            if retry.retryable_status(resp.status_code):
+                raise retry.from_status(resp, url)
             if 400 <= resp.status_code < 500:
                 raise ServerRejected(
                     f"GET {url} answered {resp.status_code} {resp.reason_phrase}",
                     "check the URL (or the mirror) -- a 4xx is not retried",
                     status=resp.status_code,
                 )
-            if resp.status_code >= 500:
-                raise _Retryable(f"server error {resp.status_code}")
             if resp.status_code == 200 and offset:
                 offset = 0  # Range ignored: the body is the whole file
             elif resp.status_code not in (200, 206):
-                raise _Retryable(f"unexpected status {resp.status_code}")
+                raise Transient(f"unexpected status {resp.status_code}")
             total = _total_from(resp, offset)
             mode = "ab" if offset else "wb"
             with part.open(mode) as fh:
@@ -97,9 +75,9 @@ def _attempt(
                     if progress:
                         progress(written, total)
             if total is not None and written != total:
-                raise _Retryable(f"body ended at {written} of {total} bytes")
+                raise Transient(f"body ended at {written} of {total} bytes")
     except (httpx.TransportError, httpx.DecodingError) as exc:
-        raise _Retryable(f"{type(exc).__name__}: {exc}", refused=_is_refused(exc)) from exc
+        raise retry.from_transport(exc, url) from exc
 
 
 def download(
@@ -116,49 +94,66 @@ def download(
 
     Args:
         retries: extra attempts after the first for transient failures.
-        backoff: first wait in seconds, doubled each retry.
+        backoff: first wait in seconds, doubled each retry (plus up to 25 % jitter, at most 60 s).
     Raises:
-        ServerRejected: the server answered 4xx (never retried).
-        ServerUnreachable: the connection was refused :data:`REFUSED_ATTEMPTS` times.
+        ServerRejected: the server answered 4xx other than 429 (never retried).
+        ServerUnreachable: DNS failure or connection refused (not retried: nobody is there).
         StepFailed: still failing after all retries (the ``.part`` file is kept for the next run).
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     own = client is None
     client = client or httpx.Client(follow_redirects=True, timeout=timeout, trust_env=True)
-    last = ""
-    refused = 0
+    policy = retry.Policy(
+        attempts=retries + 1,
+        wait_initial=backoff,
+        wait_max=max(backoff, 60.0),
+        wait_jitter=backoff * 0.25,
+        retry_unreachable=False,
+    )
     attempts = 0
     try:
-        for attempt in range(retries + 1):
-            attempts += 1
-            try:
+        for attempt in policy.context():
+            with attempt:
+                attempts += 1
                 _attempt(client, url, part, progress)
-                os.replace(part, dest)
-                return dest
-            except _Retryable as exc:
-                last = str(exc)
-                refused = refused + 1 if exc.refused else 0
-                if refused >= REFUSED_ATTEMPTS:
-                    break
-                if attempt < retries:
-                    time.sleep(min(backoff, REFUSED_WAIT) if exc.refused else backoff * (2**attempt))
+        os.replace(part, dest)
+        return dest
+    except Transient as exc:
+        last = exc
     finally:
         if own:
             client.close()
     kept = part.stat().st_size if part.exists() else 0
     resume = f"; rerun the same command to resume from {part} ({kept} bytes kept)" if kept else ""
-    if refused:
-        host = httpx.URL(url).host
-        port = httpx.URL(url).port or (443 if httpx.URL(url).scheme == "https" else 80)
-        raise ServerUnreachable(
-            f"download of {url} failed: connection refused by {host}:{port} "
-            f"({attempts} attempt{'s' if attempts > 1 else ''}): nothing is listening there",
-            f"check the URL, mirror or proxy (is the server running?){resume}",
+    if last.unreachable:
+        u = httpx.URL(url)
+        port = u.port or (443 if u.scheme == "https" else 80)
+        n = f"{attempts} attempt{'s' if attempts > 1 else ''}, not retried"
+        what = (
+            f"host name {u.host} not resolved (DNS failure; {n})"
+            if _dns(last)
+            else f"connection refused by {u.host}:{port} ({n}): nothing is listening there"
         )
+        raise ServerUnreachable(
+            f"download of {url} failed: {what}",
+            f"check the URL, mirror or proxy (is the server running?){resume}",
+        ) from last
     raise StepFailed(
         f"download of {url} failed after {attempts} attempts: {last}",
         f"rerun the same command to resume from {part} ({kept} bytes kept)"
         if kept
         else "check the network or mirror, then rerun the same command",
-    )
+    ) from last
+
+
+def _dns(exc: BaseException) -> bool:
+    """True when ``exc`` wraps a name-resolution failure (``socket.gaierror``)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

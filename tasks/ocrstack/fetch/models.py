@@ -35,12 +35,25 @@ class ModelFetchOptions:
     check_only: bool = False
 
 
+def _remove_if_empty(target: Path) -> None:
+    """Remove ``target`` when it holds no file (empty folders only, e.g. the hub's ``.cache``).
+
+    Any file kept (a partial download the hub can resume) keeps the whole directory.
+    """
+    if any(p.is_file() for p in target.rglob("*")):
+        return
+    for d in sorted((p for p in target.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        d.rmdir()
+    target.rmdir()
+
+
 def fetch_models(opts: ModelFetchOptions) -> Report:
     """Download (unless ``check_only``) and verify; returns the checks report.
 
     Each model goes to ``dest/NAME``; a provenance file records repo, source, endpoint,
     revision and commit. Existing files are kept (the hub libraries resume and skip
-    complete files). A failed check marks the directory bad; nothing is deleted.
+    complete files). A failed check marks the directory bad; nothing is deleted. A download
+    that fails before writing any file leaves no empty ``dest/NAME`` behind.
     """
     specs = [catalog.model(n) for n in opts.names]
     overrides = dict(opts.repo_overrides)
@@ -56,12 +69,18 @@ def fetch_models(opts: ModelFetchOptions) -> Report:
         target = opts.dest / spec.name
         if opts.check_only:
             continue
+        created = not target.exists()
         target.mkdir(parents=True, exist_ok=True)
         repo = overrides.get(spec.name, spec.repo)
-        if opts.source == "modelscope":
-            commit = hub.snapshot_modelscope(repo, target, revision=opts.revision)
-        else:
-            commit = hub.snapshot_hf(repo, target, endpoint=opts.endpoint, revision=opts.revision)
+        try:
+            if opts.source == "modelscope":
+                commit = hub.snapshot_modelscope(repo, target, revision=opts.revision)
+            else:
+                commit = hub.snapshot_hf(repo, target, endpoint=opts.endpoint, revision=opts.revision)
+        except BaseException:
+            if created:
+                _remove_if_empty(target)  # issue 10 item 9: no empty models/NAME after a failure
+            raise
         write_json_atomic(
             target / PROVENANCE,
             {
