@@ -3,26 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class DoctorOptions:
-    """Options of ``ocrstack doctor``.
-
-    Attributes:
-        log: log file path, or ``-`` for stdin.
-        stages: limit to rules of these stages (empty = all).
-        json: print JSON instead of text.
-        list_rules: print the rules instead of diagnosing.
-        exit_zero: exit 0 even when a rule matched (default: exit 1, like a linter).
-    """
-
-    log: str = "-"
-    stages: tuple[str, ...] = ()
-    json: bool = False
-    list_rules: bool = False
-    exit_zero: bool = False
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ocrstack.doctor import cli
 
-    opts = DoctorOptions(
+    opts = cli.DoctorOptions(
         log=args.log,
         stages=tuple(args.stage),
         json=args.json,

@@ -12,7 +12,18 @@ Each rule is data (guide 8 rows plus public failure classes); see
 
 from __future__ import annotations
 
-from ocrstack.doctor.engine import Finding, diagnose, diagnose_file, render, to_json
+from ocrstack.doctor.cli import DoctorOptions
+from ocrstack.doctor.engine import Finding, LogDoctor, diagnose, diagnose_file, render, to_json
 from ocrstack.doctor.rules import Rule, load_rules
 
-__all__ = ["Finding", "Rule", "diagnose", "diagnose_file", "load_rules", "render", "to_json"]
+__all__ = [
+    "DoctorOptions",
+    "Finding",
+    "LogDoctor",
+    "Rule",
+    "diagnose",
+    "diagnose_file",
+    "load_rules",
+    "render",
+    "to_json",
+]

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from ocrstack.core.errors import CheckFailed
 from ocrstack.doctor.engine import diagnose, read_log, render, to_json
 from ocrstack.doctor.rules import load_rules
 
-if TYPE_CHECKING:
-    from ocrstack.commands.doctor import DoctorOptions
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    """Options of ``ocrstack doctor``.
+
+    Attributes:
+        log: log file path, or ``-`` for stdin.
+        stages: limit to rules of these stages (empty = all).
+        json: print JSON instead of text.
+        list_rules: print the rules instead of diagnosing.
+        exit_zero: exit 0 even when a rule matched (default: exit 1, like a linter).
+    """
+
+    log: str = "-"
+    stages: tuple[str, ...] = ()
+    json: bool = False
+    list_rules: bool = False
+    exit_zero: bool = False
 
 
 def list_text(as_json: bool = False) -> str:
