@@ -98,3 +98,13 @@ class ConfigError(OcrstackError):
     """A required tool, model directory or configuration value is missing or wrong."""
 
     exit_code = 9
+
+
+class LayoutAnswerError(OcrstackError):
+    """A served model's layout answer (``--layout vlm``) cannot be read: the page fails on its own.
+
+    Raised per page (empty answer, ragged/truncated line, missing tag, box outside the page); the
+    parse run goes on with the other pages and ends as a partial success (exit 7).
+    """
+
+    exit_code = 7

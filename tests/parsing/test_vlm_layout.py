@@ -1,0 +1,127 @@
+"""``--layout vlm``: the MinerU-Diffusion "Layout Detection:" answer parser (issue 14).
+
+Answer strings follow the format of opendatalab/MinerU-Diffusion ``scripts/run_end2end.py``
+(LAYOUT_RE at commit 8d456f1): ``<|box_start|>x0 y0 x1 y1<|box_end|><|ref_start|>label<|ref_end|>``
+then a rotation tag, corners on a 0..1000 grid (MinerU 2.5 style zero-padded to 3 digits).
+Expected values are worked out by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PIL import Image
+
+from ocrstack.core.errors import LayoutAnswerError
+from ocrstack.parsing.layout import vlm_answer as va
+
+
+def line(coords: str, label: str = "text", tail: str = "<|rotate_up|>") -> str:
+    """One layout line in the repository's format."""
+    return f"<|box_start|>{coords}<|box_end|><|ref_start|>{label}<|ref_end|>{tail}"
+
+
+REAL = (
+    "<|box_start|>088 049 913 087<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>088 105 485 410<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>515 105 913 300<|box_end|><|ref_start|>table<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>515 320 913 360<|box_end|><|ref_start|>equation<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>020 400 060 900<|box_end|><|ref_start|>aside_text<|ref_end|><|rotate_left|>\n"
+    "<|box_start|>480 950 520 970<|box_end|><|ref_start|>page_number<|ref_end|><|rotate_up|>"
+    "<|im_end|>"
+)
+
+
+def test_real_answer_boxes_labels_angles_in_order():
+    ans = va.parse_layout_answer(REAL)
+    assert [b.label for b in ans.boxes] == ["title", "text", "table", "equation", "aside_text", "page_number"]
+    assert ans.boxes[0].grid == (88, 49, 913, 87)  # "088" -> 88 (int)
+    assert [b.angle for b in ans.boxes] == [0, 0, 0, 0, 270, 0]  # rotate_left = 270
+    assert ans.problems == []
+
+
+def test_page_pixels_use_the_0_1000_grid_over_width_and_height():
+    box = va.parse_layout_answer(line("100 200 500 750", tail="")).boxes[0]
+    # 1700 x 2200 page: x = v/1000*1700, y = v/1000*2200
+    assert va.to_page_pixels(box, (1700, 2200)) == pytest.approx((170.0, 440.0, 850.0, 1650.0))
+
+
+def test_swapped_corners_are_ordered_and_no_tag_means_no_rotation():
+    ans = va.parse_layout_answer("<|box_start|>500 750 100 200<|box_end|><|ref_start|>Text<|ref_end|>")
+    assert ans.boxes[0].grid == (100, 200, 500, 750)
+    assert ans.boxes[0].label == "text"  # lower-cased as the repository does
+    assert ans.boxes[0].angle is None
+
+
+def test_each_rotation_tag():
+    lines = "\n".join(
+        f"<|box_start|>0 0 10 10<|box_end|><|ref_start|>text<|ref_end|>{tag}"
+        for tag in ("<|rotate_up|>", "<|rotate_right|>", "<|rotate_down|>", "<|rotate_left|>")
+    )
+    assert [b.angle for b in va.parse_layout_answer(lines).boxes] == [0, 90, 180, 270]
+
+
+def test_stop_strings_cut_the_answer():
+    text = "<|box_start|>0 0 10 10<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|><|endoftext|>garbage"
+    assert len(va.parse_layout_answer(text).boxes) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("", "no layout lines"),
+        ("I cannot see a document.", "not a layout line"),
+        # truncated mid-line (finish_reason=length): box_end and ref tags missing
+        (REAL.split("<|im_end|>")[0] + "\n<|box_start|>100 980 400 99", "missing <|box_end|>"),
+        # ragged list: three coordinates
+        ("<|box_start|>100 200 300<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>", "3 coordinates"),
+        # ref tags missing
+        ("<|box_start|>100 200 300 400<|box_end|>text<|rotate_up|>", "missing <|ref_start|>, <|ref_end|>"),
+        # outside the page: 1200 > 1000
+        (line("100 200 1200 400"), "outside the page"),
+        ("<|box_start|>100 200 100 400<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>", "zero-area"),
+        ("<|box_start|>1 2 3 4<|box_end|><|ref_start|>text<|ref_end|><|rotate_sideways|>", "unexpected text"),
+        ("<|box_start|>1.5 2 3 4<|box_end|><|ref_start|>text<|ref_end|>", "not non-negative integers"),
+    ],
+)
+def test_malformed_answers_raise_a_per_page_error_with_remedy(answer, reason):
+    with pytest.raises(LayoutAnswerError) as info:
+        va.parse_layout_answer(answer, page="scan.pdf page 3")
+    err = info.value
+    assert reason in err.message
+    assert err.message.startswith("scan.pdf page 3:")
+    assert err.remedy and "mineru-diffusion" in err.remedy
+    assert err.exit_code == 7
+
+
+def test_lenient_mode_skips_bad_lines_like_the_repository():
+    answer = (
+        "<|box_start|>0 0 10 10<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
+        "<|box_start|>100 200 1200 400<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
+        "<|box_start|>5 5 5 9<|box_end|><|ref_start|>text<|ref_end|>\n"
+        "<|box_start|>20 20 30"
+    )
+    ans = va.parse_layout_answer(answer, strict=False)
+    assert [b.grid for b in ans.boxes] == [(0, 0, 10, 10)]
+    assert [n for n, _ in ans.problems] == [2, 3, 4]
+
+
+def test_layout_image_is_1036_square_rgb():
+    img = va.prepare_layout_image(Image.new("L", (850, 1100), 255))
+    assert img.size == (1036, 1036) and img.mode == "RGB"
+
+
+def test_crop_rotates_counter_clockwise_with_expand():
+    page = Image.new("RGB", (1000, 500), "white")
+    page.paste((255, 0, 0), (0, 0, 100, 50))  # red square in the top-left of the block
+    box = va.parse_layout_answer(line("0 0 400 200", tail="<|rotate_right|>")).boxes[0]
+    crop = va.crop_block(page, box)
+    # block = 400 x 100 px; rotate 90 CCW -> 100 x 400, the top-left corner goes to the bottom-left
+    assert crop.size == (100, 400)
+    assert crop.getpixel((5, 395)) == (255, 0, 0)
+    assert crop.getpixel((95, 5)) == (255, 255, 255)
+
+
+def test_crop_is_at_least_one_pixel():
+    page = Image.new("RGB", (10, 10), "white")
+    box = va.LayoutBox((999, 999, 1000, 1000), "text", None, 1)
+    assert va.crop_block(page, box).size == (1, 1)
