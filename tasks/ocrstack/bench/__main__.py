@@ -1,0 +1,13 @@
+"""``python -m ocrstack.bench --rss-child PDF OUT URL DPI CONCURRENCY``: the child of the peak-RSS rows."""
+
+from __future__ import annotations
+
+import sys
+
+from ocrstack.bench.rss import rss_child
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--rss-child":
+        sys.exit(rss_child(sys.argv[2:]))
+    print("usage: ocrstack bench [--quick] [--json]", file=sys.stderr)
+    sys.exit(2)
