@@ -32,6 +32,12 @@ CONDA_PINS: dict[str, str] = {
     "cmake": "conda-toolchain.cmake",
 }
 
+#: Per-feature exceptions to CONDA_PINS: feature -> {conda name -> versions.yaml key} (issue 14:
+#: the MinerU-Diffusion SGLang fork runs on the repository's Python 3.12, not the toolchain's 3.13).
+FEATURE_CONDA_PINS: dict[str, dict[str, str]] = {
+    "mineru-diffusion": {"python": "mineru-diffusion.python-conda"},
+}
+
 #: PyPI dependency name -> versions.yaml key holding the bare version (pixi adds "==").
 PYPI_EXACT: dict[str, str] = {
     "torch": "torch.torch",
@@ -178,9 +184,10 @@ def pin_mismatches(manifest: dict[str, Any], pins_path: Path | None = None) -> l
             spec = spec if isinstance(spec, str) else spec.get("version", "*")
             if spec == "*":
                 continue
-            if name not in CONDA_PINS:
+            pins = {**CONDA_PINS, **FEATURE_CONDA_PINS.get(feat, {})}
+            if name not in pins:
                 errs.append(f"feature {feat}: conda {name} = {spec!r} has no pin in envs/versions.yaml")
-            elif spec != (want := str(versions.pin(CONDA_PINS[name], pins_path))):
+            elif spec != (want := str(versions.pin(pins[name], pins_path))):
                 errs.append(f"feature {feat}: conda {name} = {spec!r} != versions.yaml {want!r}")
         for name, value in table.get("pypi-dependencies", {}).items():
             spec, index = _pypi_spec(value)

@@ -148,11 +148,31 @@ def _vllm_fork(v: dict[str, Any]) -> Expectation:
     )
 
 
+def _mineru_diffusion(v: dict[str, Any]) -> list[Expectation]:
+    """Issue 14: the SGLang fork's own torch/transformers pins and the fork commit in sglang's version."""
+    m = v["mineru-diffusion"]
+    commit = str(m["sglang-fork-commit"])
+    build = f"ocrstack build mineru-diffusion --sglang-src <checkout of {m['sglang-fork']} at {commit[:9]}>"
+    return [
+        Expectation("torch", m["torch"], lambda f: f.split("+")[0] == m["torch"], build),
+        Expectation("transformers", m["transformers"], _exact(m["transformers"]), build),
+        Expectation(
+            "sglang",
+            f"the fork built from commit {commit[:9]}",
+            # setuptools-scm local version of an editable install: 0.5.x.devN+g<sha>
+            lambda found: commit[:7] in found,
+            f"{build}; a checkout without tags reports 0.0.0.dev0: git fetch --tags first "
+            "(upstream SGLang cannot serve MinerU-Diffusion: MinerU-Diffusion issues 8 and 10)",
+        ),
+    ]
+
+
 def expectations(env: str, path: Path | None = None) -> list[Expectation]:
     """Return the version assertions for environment ``env``.
 
     Environments (pixi.toml / README): ``vllm-build`` and ``merged`` (guide 3.2, 7, 9),
     ``vllm`` (upstream prebuilt), ``tf`` (guide 3.3), ``sdk`` (guide 3.1),
+    ``mineru-diffusion`` (SGLang fork, issue 14),
     ``cpu-test`` (this project's test environment), ``default``/``dev`` (pixi tooling env:
     only the interpreter is pinned).
 
@@ -191,6 +211,7 @@ def expectations(env: str, path: Path | None = None) -> list[Expectation]:
                 "pip install 'pypdfium2>=4' (guide 8)",
             ),
         ],
+        "mineru-diffusion": _mineru_diffusion(v),
         # tooling environments: only the interpreter is pinned
         "default": [],
         "dev": [],
