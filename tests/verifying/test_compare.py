@@ -7,7 +7,7 @@ from ocrstack.core.results import Check, Report, Status
 from ocrstack.verifying.backends import BackendResult, Sample
 from ocrstack.verifying.compare import check_loading, check_reference, compare, first_difference
 from ocrstack.verifying.config import load
-from ocrstack.verifying.run import summarize
+from ocrstack.verifying.report import summarize
 
 CFG = load()
 TABLE = Sample(b"png", CFG.table_prompt, table=True)

@@ -7,7 +7,8 @@
   OpenAI-compatible server, same image and prompt, greedy; equal prompt tokens, identical
   output, ``</otsl>`` ending for table prompts.
 * :mod:`ocrstack.verifying.tiny` -- the CPU run: tiny checkpoint in-process vs ``transformers serve``.
-* :mod:`ocrstack.verifying.run` -- orchestration, summary and the JSON/text report.
+* :mod:`ocrstack.verifying.run` -- options and orchestration of the sections.
+* :mod:`ocrstack.verifying.report` -- the summary statements and the JSON/text report files.
 """
 
 from __future__ import annotations
