@@ -16,4 +16,5 @@ COMMANDS: list[str] = [
     "serve",
     "wait_ready",
     "bench",
+    "api",
 ]

@@ -1,0 +1,293 @@
+"""Durable job store: one SQLite database (WAL mode) plus one directory per job.
+
+Layout under the data directory (``ocrstack api serve --data-dir``)::
+
+    jobs.sqlite3                 jobs and page runs (WAL: readers never block the writer)
+    jobs/<id>/input/<name>       the upload, under a sanitised name (never the client's path)
+    jobs/<id>/out/               NAME.md, NAME.blocks.json, NAME_files/, .ocrstack-cache/
+
+A job moves ``queued -> running -> done | partial | failed``, or to ``cancelled``. On start,
+jobs left ``running`` by a killed server go back to ``queued`` (:meth:`JobStore.recover`); the
+page cache under ``out/`` makes the rerun skip every finished page. ``page_runs`` records each
+page computed and by which server boot, so a test can prove no finished page was recomputed.
+Finished jobs expire ``ttl`` seconds after they finish and are deleted with their files.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ACTIVE = ("queued", "running")
+TERMINAL = ("done", "partial", "failed", "cancelled")
+STATES = ACTIVE + TERMINAL
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT UNIQUE NOT NULL,
+    state TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    input TEXT NOT NULL,
+    options TEXT NOT NULL,
+    pages_total INTEGER NOT NULL,
+    pages_done INTEGER NOT NULL DEFAULT 0,
+    pages_cached INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    fix TEXT,
+    created REAL NOT NULL,
+    started REAL,
+    finished REAL,
+    expires REAL
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
+CREATE TABLE IF NOT EXISTS page_runs (
+    job_id TEXT NOT NULL,
+    page INTEGER NOT NULL,
+    boot TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS page_runs_job ON page_runs(job_id);
+"""
+
+
+@dataclass
+class Job:
+    """One row of ``jobs``; ``position`` = jobs queued before it (0 = next), None when not queued."""
+
+    id: str
+    state: str
+    filename: str
+    input: str
+    options: dict[str, Any]
+    pages_total: int
+    pages_done: int
+    pages_cached: int
+    error: str | None
+    fix: str | None
+    created: float
+    started: float | None
+    finished: float | None
+    expires: float | None
+    seq: int
+    position: int | None = None
+
+
+class QueueFull(Exception):
+    """The bounded queue is full (the app answers 429 with ``Retry-After``)."""
+
+
+class JobStore:
+    """Thread-safe access to the database and the job directories.
+
+    Args:
+        data_dir: created when missing.
+        max_queue: jobs that may be queued or running at once; more -> :class:`QueueFull`.
+        ttl: seconds a finished job (and its files) is kept.
+    """
+
+    def __init__(self, data_dir: Path, max_queue: int = 100, ttl: float = 86400.0) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.data_dir / "jobs").mkdir(exist_ok=True)
+        (self.data_dir / "uploads").mkdir(exist_ok=True)
+        self.max_queue = max_queue
+        self.ttl = ttl
+        self.boot = secrets.token_hex(4)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.data_dir / "jobs.sqlite3", check_same_thread=False, isolation_level=None, timeout=30
+        )
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+    # -- paths
+
+    def job_dir(self, job_id: str) -> Path:
+        """``jobs/<id>``; ``job_id`` comes from :func:`secrets.token_hex` only (checked)."""
+        if not job_id.isalnum():
+            raise ValueError(f"bad job id {job_id!r}")
+        return self.data_dir / "jobs" / job_id
+
+    def out_dir(self, job_id: str) -> Path:
+        """The job's output directory (what ``ocrstack parse -o`` would be)."""
+        return self.job_dir(job_id) / "out"
+
+    def upload_tmp(self) -> Path:
+        """A fresh temporary path for a streaming upload (moved into a job when accepted)."""
+        return self.data_dir / "uploads" / f"{secrets.token_hex(8)}.part"
+
+    # -- writes
+
+    def create(self, *, upload: Path, name: str, filename: str, options: dict, pages_total: int) -> Job:
+        """Record a queued job and move ``upload`` to ``jobs/<id>/input/<name>``.
+
+        Raises:
+            QueueFull: ``max_queue`` jobs are already queued or running (nothing is recorded).
+        """
+        job_id = secrets.token_hex(12)
+        target = self.job_dir(job_id) / "input" / name
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                (active,) = self._db.execute(
+                    "SELECT COUNT(*) FROM jobs WHERE state IN ('queued','running')"
+                ).fetchone()
+                if active >= self.max_queue:
+                    raise QueueFull
+                target.parent.mkdir(parents=True)
+                upload.replace(target)
+                self._db.execute(
+                    "INSERT INTO jobs (id, state, filename, input, options, pages_total, created)"
+                    " VALUES (?, 'queued', ?, ?, ?, ?, ?)",
+                    (
+                        job_id,
+                        filename,
+                        str(target.relative_to(self.data_dir)),
+                        json.dumps(options),
+                        pages_total,
+                        time.time(),
+                    ),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        job = self.get(job_id)
+        assert job is not None
+        return job
+
+    def claim(self) -> Job | None:
+        """Atomically move the oldest queued job to ``running`` and return it (None: queue empty)."""
+        with self._lock:
+            row = self._db.execute(
+                "UPDATE jobs SET state='running', started=? WHERE seq = "
+                "(SELECT seq FROM jobs WHERE state='queued' ORDER BY seq LIMIT 1) RETURNING id",
+                (time.time(),),
+            ).fetchone()
+        return self.get(row["id"]) if row else None
+
+    def progress(self, job_id: str, done: int) -> None:
+        """Set pages done of a running job."""
+        with self._lock:
+            self._db.execute("UPDATE jobs SET pages_done=? WHERE id=? AND state='running'", (done, job_id))
+
+    def page_ran(self, job_id: str, page: int) -> None:
+        """Record that 0-based ``page`` of ``job_id`` was computed (not taken from the cache) now."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO page_runs (job_id, page, boot, at) VALUES (?, ?, ?, ?)",
+                (job_id, page, self.boot, time.time()),
+            )
+
+    def finish(
+        self,
+        job_id: str,
+        state: str,
+        *,
+        done: int,
+        cached: int = 0,
+        error: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        """Move a running job to a terminal ``state`` (a cancelled job stays cancelled)."""
+        now = time.time()
+        with self._lock:
+            self._db.execute(
+                "UPDATE jobs SET state=?, pages_done=?, pages_cached=?, error=?, fix=?, finished=?, expires=?"
+                " WHERE id=? AND state='running'",
+                (state, done, cached, error, fix, now, now + self.ttl, job_id),
+            )
+
+    def cancel(self, job_id: str) -> str | None:
+        """Cancel a queued/running job (its files are deleted; the record stays until it expires).
+
+        Returns the state before, or None when there is no such job.
+        """
+        now = time.time()
+        with self._lock:
+            row = self._db.execute("SELECT state FROM jobs WHERE id=?", (job_id,)).fetchone()
+            if row is None:
+                return None
+            if row["state"] in ACTIVE:
+                self._db.execute(
+                    "UPDATE jobs SET state='cancelled', finished=?, expires=? WHERE id=?",
+                    (now, now + self.ttl, job_id),
+                )
+        return str(row["state"])
+
+    def delete(self, job_id: str) -> None:
+        """Delete the job's record, page runs and directory."""
+        with self._lock:
+            self._db.execute("DELETE FROM jobs WHERE id=?", (job_id,))
+            self._db.execute("DELETE FROM page_runs WHERE job_id=?", (job_id,))
+        shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+
+    def recover(self) -> int:
+        """Requeue jobs a killed server left ``running``; drop stale partial uploads. Returns the count."""
+        for part in (self.data_dir / "uploads").glob("*.part"):
+            part.unlink(missing_ok=True)
+        with self._lock:
+            cur = self._db.execute("UPDATE jobs SET state='queued' WHERE state='running'")
+        return cur.rowcount
+
+    def expire(self, now: float | None = None) -> list[str]:
+        """Delete finished jobs whose TTL has passed (records and files); return their ids."""
+        now = time.time() if now is None else now
+        with self._lock:
+            ids = [
+                r["id"]
+                for r in self._db.execute(
+                    "SELECT id FROM jobs WHERE expires IS NOT NULL AND expires <= ?", (now,)
+                )
+            ]
+        for job_id in ids:
+            self.delete(job_id)
+        return ids
+
+    # -- reads
+
+    def get(self, job_id: str) -> Job | None:
+        """The job with its queue position, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+            if row is None:
+                return None
+            position = None
+            if row["state"] == "queued":
+                (position,) = self._db.execute(
+                    "SELECT COUNT(*) FROM jobs WHERE state='queued' AND seq < ?", (row["seq"],)
+                ).fetchone()
+        data = dict(row)
+        data["options"] = json.loads(data["options"])
+        return Job(**data, position=position)
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per state (every state present, 0 when none)."""
+        with self._lock:
+            rows = self._db.execute("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state").fetchall()
+        out = dict.fromkeys(STATES, 0)
+        out.update({r["state"]: r["n"] for r in rows})
+        return out
+
+    def page_runs(self, job_id: str | None = None) -> list[tuple[str, int, str]]:
+        """``(job_id, page, boot)`` for every page computed (all jobs, or one)."""
+        sql, args = "SELECT job_id, page, boot FROM page_runs", ()
+        if job_id is not None:
+            sql, args = sql + " WHERE job_id=?", (job_id,)
+        with self._lock:
+            return [(r[0], r[1], r[2]) for r in self._db.execute(sql, args)]

@@ -1,0 +1,300 @@
+"""Worker threads: take the oldest queued job and run :func:`ocrstack.parsing.pipeline.run` on it.
+
+The job runs exactly like ``ocrstack parse INPUT -o OUT --force`` with the job's options (same
+function, same outputs, same page cache), so a job rerun after a crash reuses every finished
+page. Models are loaded once per worker thread and kept (the embedded layout provider and
+rapidocr); an OpenAI-compatible recognizer is built per job (no model, cheap) and closed by the
+pipeline. Hooks used here, all public to the pipeline: ``Parser.parse_page`` (overridden to count
+pages, observe stage latencies and honour cancellation) and the recognizer's ``probe``/``close``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ocrstack.api import options as api_options
+from ocrstack.api.metrics import Metrics
+from ocrstack.api.store import Job, JobStore
+from ocrstack.core.errors import CheckFailed, OcrstackError, PartialSuccess, UsageError
+from ocrstack.parsing import layout as layout_registry
+from ocrstack.parsing import pipeline
+from ocrstack.parsing import recognition as recognition_registry
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.types import PageImage
+
+log = logging.getLogger("ocrstack.api")
+#: Seconds between TTL sweeps.
+EXPIRE_EVERY = 30.0
+
+
+class JobCancelled(UsageError):
+    """Raised inside a running job after ``DELETE /v1/jobs/{id}`` (a fatal error: the run stops)."""
+
+
+class _ObservedRecognizer:
+    """Proxy around a recognizer that feeds per-server metrics (requests, faults, latency)."""
+
+    def __init__(self, inner: Any, metrics: Metrics) -> None:
+        self._inner = inner
+        self._metrics = metrics
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def probe(self) -> Any:
+        result = self._inner.probe()
+        dispatcher = getattr(self._inner, "_dispatcher", None)
+        for srv in getattr(dispatcher, "servers", []):
+            self._hook(srv.url, srv.client)
+        return result
+
+    def _hook(self, url: str, client: Any) -> None:
+        seconds = self._metrics.recognizer_seconds.labels(url)
+
+        def stamp(request: Any) -> None:
+            request.extensions["ocrstack_t0"] = time.perf_counter()
+
+        def observe(response: Any) -> None:
+            t0 = response.request.extensions.get("ocrstack_t0")
+            if t0 is not None and response.request.url.path.endswith("/chat/completions"):
+                seconds.observe(time.perf_counter() - t0)
+
+        client.event_hooks = {"request": [stamp], "response": [observe]}
+
+    def close(self) -> None:
+        stats = getattr(self._inner, "stats", None)
+        if callable(stats):
+            try:
+                for url, s in stats().items():
+                    self._metrics.recognizer_requests.labels(url).inc(s.get("done", 0))
+                    self._metrics.recognizer_errors.labels(url).inc(s.get("failed", 0))
+            except Exception:  # noqa: BLE001 - metrics must never fail a job
+                log.debug("recognizer stats unavailable", exc_info=True)
+        close = getattr(self._inner, "close", None)
+        if callable(close):
+            close()
+
+
+class _JobParser(pipeline.Parser):
+    """The pipeline's Parser with providers given (reused across jobs) plus per-page bookkeeping."""
+
+    def __init__(self, options: ParseOptions, layout: Any, recognizer: Any, job: Job, worker: Worker) -> None:
+        self.options = options
+        self.layout = layout
+        self.recognizer = recognizer
+        self.job = job
+        self.worker = worker
+        self.last_page_end = 0.0
+
+    def parse_page(self, page: PageImage, paths: Any = None) -> Any:
+        if self.worker.cancelled(self.job.id):
+            raise JobCancelled(f"job {self.job.id} was cancelled", "submit it again to parse it")
+        m = self.worker.metrics
+        m.pages_in_flight.inc()
+        try:
+            result = super().parse_page(page, paths)
+        finally:
+            m.pages_in_flight.dec()
+        self.worker.store.page_ran(self.job.id, page.index)
+        t = result.timings
+        for stage, key in (
+            ("orient", "orient"),
+            ("layout", "layout"),
+            ("recognition", "recognize"),
+            ("total", "total"),
+        ):
+            if key in t:
+                m.stage_seconds.labels(stage).observe(t[key])
+        m.pages.labels("computed").inc()
+        self.last_page_end = time.perf_counter()
+        return result
+
+
+class Worker:
+    """``threads`` worker threads over one :class:`JobStore`.
+
+    Args:
+        base: the service's default options (``ocrstack api serve`` flags, incl. the recognizer API key).
+    """
+
+    def __init__(self, store: JobStore, metrics: Metrics, base: ParseOptions, threads: int = 1) -> None:
+        self.store = store
+        self.metrics = metrics
+        self.base = base
+        self.threads = threads
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._cancel: set[str] = set()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._last_expire = 0.0
+        self.ready = threading.Event()
+        self.error: str | None = None
+
+    # -- control
+
+    def start(self) -> None:
+        """Requeue jobs a killed server left running, then start the threads."""
+        requeued = self.store.recover()
+        if requeued:
+            log.info("requeued %d job(s) left running by the previous server", requeued)
+        for i in range(self.threads):
+            t = threading.Thread(target=self._loop, name=f"ocrstack-job-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask the threads to stop after their current job; wait up to ``timeout`` seconds."""
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout)
+
+    def wake(self) -> None:
+        """A job was queued: stop waiting."""
+        self._wake.set()
+
+    def cancel(self, job_id: str) -> None:
+        """Make the running job ``job_id`` stop before its next page."""
+        with self._lock:
+            self._cancel.add(job_id)
+
+    def cancelled(self, job_id: str) -> bool:
+        """True after :meth:`cancel` for this job."""
+        with self._lock:
+            return job_id in self._cancel
+
+    # -- loop
+
+    def _loop(self) -> None:
+        engines: dict[tuple, Any] = {}  # per thread: rapidocr/onnxruntime sessions are not shared
+        self._warm(engines)
+        while not self._stop.is_set():
+            now = time.time()
+            if now - self._last_expire > EXPIRE_EVERY:
+                self._last_expire = now
+                for job_id in self.store.expire(now):
+                    log.info("job %s expired and was deleted", job_id)
+            job = self.store.claim()
+            if job is None:
+                self._wake.wait(0.5)
+                self._wake.clear()
+                continue
+            self.metrics.jobs_running.inc()
+            try:
+                self._run(job, engines)
+            finally:
+                self.metrics.jobs_running.dec()
+
+    def _warm(self, engines: dict[tuple, Any]) -> None:
+        """Load the default engines before the service says it is ready (``GET /ready``)."""
+        try:
+            self._engines(self.base, engines)
+            self.ready.set()
+        except OcrstackError as exc:
+            self.error = exc.render()
+            log.error("engines failed to load: %s", self.error)
+        except Exception as exc:  # noqa: BLE001 - reported by /ready, not a crash
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.exception("engines failed to load")
+
+    def _engines(self, opts: ParseOptions, engines: dict[tuple, Any]) -> tuple[Any, Any]:
+        lkey = ("layout", opts.layout, str(opts.layout_model))
+        if lkey not in engines:
+            engines[lkey] = layout_registry.create(opts.layout, opts)
+        if opts.recognizer == "openai":
+            recognizer = recognition_registry.create(opts.recognizer, opts)
+        else:
+            rkey = ("recognizer", opts.recognizer)
+            if rkey not in engines:
+                engines[rkey] = recognition_registry.create(opts.recognizer, opts)
+            recognizer = engines[rkey]
+        return engines[lkey], recognizer
+
+    def job_options(self, job: Job) -> ParseOptions:
+        """The job's :class:`ParseOptions`: its stored fields on the service defaults, its own dirs."""
+        opts = api_options.from_json(job.options, self.base)
+        return dataclasses.replace(
+            opts, inputs=(self.store.data_dir / job.input,), output=self.store.out_dir(job.id), force=True
+        )
+
+    def _run(self, job: Job, engines: dict[tuple, Any]) -> None:
+        opts = self.job_options(job)
+        state, error, fix, done, cached = "done", None, None, job.pages_total, 0
+        parser: _JobParser | None = None
+        started = time.perf_counter()
+        try:
+            layout, recognizer = self._engines(opts, engines)
+            parser = _JobParser(opts, layout, _ObservedRecognizer(recognizer, self.metrics), job, self)
+            summary = pipeline.run(
+                opts, progress=False, echo=lambda line: log.debug("%s", line), parser=parser
+            )
+            cached = sum(d.cached for d in summary.documents)
+        except JobCancelled:
+            state = "cancelled"
+        except (PartialSuccess, CheckFailed) as exc:
+            state, error, fix = "partial", exc.message, exc.remedy
+            failed = _failed_pages(self.store.out_dir(job.id))
+            done = job.pages_total - failed
+            self.metrics.page_failures.inc(failed)
+        except OcrstackError as exc:
+            state, error, fix, done = (
+                "failed",
+                _public(exc.message, opts.inputs[0], job.filename),
+                exc.remedy,
+                0,
+            )
+        except Exception as exc:  # noqa: BLE001 - a bug must fail this job, not the worker
+            log.exception("job %s failed", job.id)
+            state, error, fix, done = "failed", f"internal error: {type(exc).__name__}", "report this bug", 0
+        if parser is not None and parser.last_page_end:
+            self.metrics.stage_seconds.labels("assembly").observe(time.perf_counter() - parser.last_page_end)
+            _observe_render(self.metrics, self.store.out_dir(job.id))
+        if cached:
+            self.metrics.pages.labels("cache").inc(cached)
+        with self._lock:
+            was_cancelled = job.id in self._cancel
+            self._cancel.discard(job.id)
+        if was_cancelled or state == "cancelled":
+            shutil.rmtree(self.store.job_dir(job.id), ignore_errors=True)
+            self.metrics.jobs_finished.labels("cancelled").inc()
+            return
+        self.store.finish(job.id, state, done=done, cached=cached, error=error, fix=fix)
+        self.metrics.jobs_finished.labels(state).inc()
+        log.info("job %s %s in %.2f s", job.id, state, time.perf_counter() - started)
+
+
+def _public(message: str, path: Path, filename: str) -> str:
+    """The error message with the server-side input path replaced by the client's file name."""
+    return message.replace(str(path), filename)
+
+
+def _blocks(out_dir: Path) -> dict | None:
+    import json
+
+    for f in out_dir.glob("*.blocks.json"):
+        try:
+            return json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def _failed_pages(out_dir: Path) -> int:
+    data = _blocks(out_dir) or {}
+    return sum(1 for p in data.get("pages", []) if p.get("error"))
+
+
+def _observe_render(metrics: Metrics, out_dir: Path) -> None:
+    """Render time per page computed in this run (the pipeline adds it to the page's timings)."""
+    data = _blocks(out_dir) or {}
+    for p in data.get("pages", []):
+        t = p.get("timings", {}).get("render")
+        if t is not None:
+            metrics.stage_seconds.labels("render").observe(float(t))
