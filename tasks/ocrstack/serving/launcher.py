@@ -344,7 +344,8 @@ def plan(opts: ServeOptions, gpu_query: Callable[[], str | None] | None = None) 
         env_set["PATH"] = os.pathsep.join(path + [env.get("PATH", "")])
         shown["PATH"] = os.pathsep.join(path + ["$PATH"])
 
-    gpu_required = profile.gpu and pset.builds[profile.build].engine == "vllm"
+    # vLLM and SGLang (MinerU-Diffusion's LowConfidence diffusion decoding) need a GPU
+    gpu_required = profile.gpu and pset.builds[profile.build].engine in ("vllm", "sglang")
     if profile.gpu:
         if opts.gpu is not None:
             env_set["CUDA_VISIBLE_DEVICES"] = str(opts.gpu)
