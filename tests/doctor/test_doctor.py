@@ -312,6 +312,36 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         4,
         ["ModuleNotFoundError: No module named 'torchcodec'", "ModuleNotFoundError: No module named 'torch.distributed.elastic'"],
     ),
+    # issue 14: SGLang texts from python/sglang/srt/models/registry.py, dllm/config.py, cuda_graph_runner.py
+    "mineru-diffusion-needs-sglang-fork": (
+        "[2026-03-30 10:12:01] Load weight begin. avail mem=78.51 GB\n"
+        "[2026-03-30 10:12:02] Scheduler hit an exception: Traceback (most recent call last):\n"
+        "ValueError: Model architectures ['MinerUDiffusionForConditionalGeneration'] are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM', 'Qwen2VLForConditionalGeneration'])\n",
+        3,
+        ["ValueError: Model architectures ['Qwen2VLForConditionalGeneration'] are not supported for now.",
+         "[2026-03-30 10:12:40] Load weight end. type=MinerUDiffusionForConditionalGeneration, dtype=torch.bfloat16"],
+    ),
+    "sglang-dllm-flag-unknown": (
+        "usage: sglang serve [-h] --model-path MODEL_PATH [--host HOST] [--port PORT]\n"
+        "sglang serve: error: unrecognized arguments: --dllm-algorithm LowConfidence\n",
+        2,
+        ["sglang serve: error: unrecognized arguments: --trust-request-mm-kwargs",
+         "  --dllm-algorithm DLLM_ALGORITHM  The diffusion LLM algorithm, such as LowConfidence."],
+    ),
+    "sglang-cuda-graph-capture-failed": (
+        "[2026-04-23 10:00:01] Capture cuda graph begin. This can take up to several minutes. avail mem=3.10 GB\n"
+        "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        "Possible solutions:\n",
+        2,
+        ["[2026-04-23 10:01:40] Capture cuda graph end. Time elapsed: 99.12 s.",
+         "Capture cuda graph bs [1, 2, 4, 8, 16]"],
+    ),
+    "mineru-layout-answer-unreadable": (
+        "ocrstack: parse page.png\n"
+        "page.png page 1: layout answer line 7: missing <|box_end|>, <|ref_start|>, <|ref_end|> (answer cut short?): '<|box_start|>100 980 400 99'\n",
+        2,
+        ["page 1: 12 layout blocks", "Layout Detection: 12 lines"],
+    ),
 }
 
 
