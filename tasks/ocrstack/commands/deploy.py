@@ -1,0 +1,78 @@
+"""``ocrstack deploy``: render and check the container/compose/Kubernetes files under ``deploy/``.
+
+Examples::
+
+    ocrstack deploy k8s --overlay dspark            # rendered manifests on stdout
+    ocrstack deploy k8s -o out/k8s                  # out/k8s/<overlay>.yaml for every overlay
+    ocrstack deploy sync                            # re-render overlays/*/server-args.yaml
+    ocrstack deploy check                           # hadolint, kubernetes-validate, CRD/compose schemas
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ocrstack.core.errors import UsageError
+from ocrstack.deploying import checks, kustomize, servers, validate
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``deploy`` verb with its ``k8s``, ``sync`` and ``check`` actions."""
+    p = sub.add_parser(
+        "deploy",
+        help="render Kubernetes overlays from the serve profiles; lint/validate deploy/ offline",
+        description="Container images, compose and Kubernetes manifests (deploy/).",
+    )
+    p.add_argument("--deploy-dir", type=Path, default=None, help="deploy folder (default: the checkout's)")
+    act = p.add_subparsers(dest="deploy_action", metavar="ACTION", required=True)
+    k8s = act.add_parser("k8s", help="render overlays (base + patches) as multi-document YAML")
+    k8s.add_argument(
+        "--overlay", action="append", default=[], help="dspark, standard, upstream (default: all)"
+    )
+    k8s.add_argument(
+        "-o", "--output", type=Path, default=None, help="write DIR/<overlay>.yaml (default: stdout)"
+    )
+    k8s.set_defaults(handler=_k8s)
+    sync = act.add_parser("sync", help="write overlays/*/server-args.yaml from the serve profiles")
+    sync.set_defaults(handler=_sync)
+    chk = act.add_parser("check", help="hadolint, kubernetes-validate, CRD + compose schemas, drift checks")
+    chk.add_argument("--k8s-version", default=validate.K8S_VERSION, help="Kubernetes schema version")
+    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    chk.set_defaults(handler=_check)
+
+
+def _k8s(args: argparse.Namespace) -> int:
+    deploy = args.deploy_dir or servers.deploy_dir()
+    targets = servers.load_targets(deploy)
+    for name in args.overlay:
+        if name not in targets.overlays:
+            raise UsageError(f"unknown overlay '{name}'", f"use one of: {', '.join(targets.overlays)}")
+    for name in args.overlay or list(targets.overlays):
+        text = kustomize.dump(kustomize.build(deploy / "k8s" / "overlays" / name))
+        if args.output is None:
+            print(f"# overlay {name}\n---\n{text}", end="")
+            continue
+        args.output.mkdir(parents=True, exist_ok=True)
+        out = args.output / f"{name}.yaml"
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+        print(out)
+    return 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    changed = servers.sync(args.deploy_dir)
+    for path in changed:
+        print(f"wrote {path}")
+    if not changed:
+        print("overlays already match the serve profiles")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = checks.run_all(args.deploy_dir, args.k8s_version)
+    print(report.to_json() if args.json else report.to_text())
+    report.raise_if_failed("deploy check")
+    return 0
