@@ -16,5 +16,6 @@ COMMANDS: list[str] = [
     "serve",
     "wait_ready",
     "bench",
+    "deploy",
     "api",
 ]
