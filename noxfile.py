@@ -49,3 +49,10 @@ def lock_export(session: nox.Session) -> None:
     """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""
     _install(session, "dev")
     session.run("ocrstack", "lock", "export")
+
+
+@nox.session
+def deploy(session: nox.Session) -> None:
+    """hadolint, kubernetes-validate and CRD/compose schema checks on deploy/ (offline)."""
+    _install(session, "dev")
+    session.run("ocrstack", "deploy", "check", *session.posargs)
