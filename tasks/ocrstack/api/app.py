@@ -18,28 +18,25 @@ from pathlib import Path
 
 import httpx
 from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from ocrstack.api import options as api_options
 from ocrstack.api import results
 from ocrstack.api.metrics import Metrics
+from ocrstack.api.schemas import UPLOAD_BODY, ErrorBody, JobBody, ParseBody, errors, install_handlers
 from ocrstack.api.store import TERMINAL, JobStore, QueueFull
-from ocrstack.api.uploads import TooLarge, receive, safe_name
+from ocrstack.api.uploads import receive, safe_name
 from ocrstack.api.worker import Worker
-from ocrstack.core.errors import ConfigError, InputError, OcrstackError, UsageError
+from ocrstack.core.errors import ConfigError, InputError, UsageError
 from ocrstack.parsing import documents
 from ocrstack.parsing.options import ParseOptions
 
 log = logging.getLogger("ocrstack.api")
 STATIC = Path(__file__).parent / "static"
-#: OcrstackError subclass -> HTTP status (first match wins; the rest -> 400).
-STATUS: tuple[tuple[type[OcrstackError], int], ...] = ((TooLarge, 413), (InputError, 422), (UsageError, 400))
 
 
 @dataclass
@@ -60,62 +57,6 @@ class ServiceConfig:
     cors_origins: tuple[str, ...] = ()
     retry_after: int = 5
     base: ParseOptions = field(default_factory=lambda: ParseOptions(inputs=()))
-
-
-class ErrorBody(BaseModel):
-    error: str
-    fix: str | None = None
-
-
-class JobBody(BaseModel):
-    id: str
-    status: str
-    filename: str
-    pages_total: int
-    pages_done: int
-    pages_cached: int
-    position: int | None = None
-    error: str | None = None
-    fix: str | None = None
-    created: float
-    started: float | None = None
-    finished: float | None = None
-    expires: float | None = None
-    status_url: str
-    result_url: str
-
-
-class ParseBody(BaseModel):
-    status: str
-    text: str
-    layout: list[dict]
-    markdown: str
-    blocks: dict
-    job_id: str
-
-
-def _errors(*codes: int) -> dict:
-    return {c: {"model": ErrorBody} for c in codes}
-
-
-_UPLOAD_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {"type": "string", "format": "binary"},
-                        **{k: {"type": "string"} for k in api_options.FIELDS},
-                        api_options.SERVER_URL_FIELD: {"type": "array", "items": {"type": "string"}},
-                    },
-                }
-            }
-        },
-    }
-}
 
 
 def create_app(config: ServiceConfig) -> FastAPI:
@@ -158,42 +99,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
             metrics.requests.labels(request.method, route, str(status)).inc()
             metrics.request_seconds.labels(request.method, route).observe(time.perf_counter() - t0)
 
-    @app.exception_handler(OcrstackError)
-    async def ocrstack_error(request: Request, exc: OcrstackError) -> JSONResponse:
-        status = next((code for cls, code in STATUS if isinstance(exc, cls)), 400)
-        return JSONResponse({"error": " ".join(exc.message.split()), "fix": exc.remedy}, status_code=status)
-
-    @app.exception_handler(QueueFull)
-    async def queue_full(request: Request, exc: QueueFull) -> JSONResponse:
-        return JSONResponse(
-            {
-                "error": f"the job queue is full ({config.max_queue} jobs queued or running)",
-                "fix": f"retry after {config.retry_after} s",
-            },
-            status_code=429,
-            headers={"Retry-After": str(config.retry_after)},
-        )
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return JSONResponse(
-            {
-                "error": f"{where}: {first.get('msg', 'invalid request')}",
-                "fix": "see GET /docs for the request format",
-            },
-            status_code=422,
-        )
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        fix = {404: "see GET /docs for the routes", 405: "see GET /docs for the methods"}.get(exc.status_code)
-        return JSONResponse(
-            {"error": str(exc.detail), "fix": fix},
-            status_code=exc.status_code,
-            headers=getattr(exc, "headers", None),
-        )
+    install_handlers(app, config.max_queue, config.retry_after)
 
     def authorize(request: Request) -> None:
         if not config.api_key:
@@ -232,7 +138,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
                     "send a PDF, PNG, JPEG, TIFF, WebP or BMP file",
                 )
             opts = api_options.from_form(
-                {k: (v if k == api_options.SERVER_URL_FIELD else v[-1]) for k, v in up.fields.items()},
+                {k: (v if k == "server_urls" else v[-1]) for k, v in up.fields.items()},
                 base=config.base,
                 allowed_server_urls=config.base.server_urls,
             )
@@ -266,8 +172,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
         "/v1/jobs",
         status_code=202,
         response_model=JobBody,
-        openapi_extra=_UPLOAD_BODY,
-        responses=_errors(400, 401, 413, 422, 429),
+        openapi_extra=UPLOAD_BODY,
+        responses=errors(400, 401, 413, 422, 429),
         dependencies=[Depends(authorize)],
     )
     async def create_job(request: Request) -> JSONResponse:
@@ -278,8 +184,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
     @app.post(
         "/v1/parse",
         response_model=ParseBody,
-        openapi_extra=_UPLOAD_BODY,
-        responses={**_errors(400, 401, 409, 413, 422, 429), 202: {"model": JobBody}},
+        openapi_extra=UPLOAD_BODY,
+        responses={**errors(400, 401, 409, 413, 422, 429), 202: {"model": JobBody}},
         dependencies=[Depends(authorize)],
     )
     async def parse_sync(request: Request) -> JSONResponse:
@@ -311,7 +217,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     @app.get(
         "/v1/jobs/{job_id}",
         response_model=JobBody,
-        responses=_errors(401, 404),
+        responses=errors(401, 404),
         dependencies=[Depends(authorize)],
     )
     def job_status(job_id: str) -> dict:
@@ -328,7 +234,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
                     "application/zip": {"schema": {"type": "string", "format": "binary"}},
                 }
             },
-            **_errors(400, 401, 404, 409),
+            **errors(400, 401, 404, 409),
         },
         dependencies=[Depends(authorize)],
     )
@@ -361,7 +267,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
         "/v1/jobs/{job_id}/pages/{page}/image",
         responses={
             200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}},
-            **_errors(400, 401, 404, 409, 422),
+            **errors(400, 401, 404, 409, 422),
         },
         dependencies=[Depends(authorize)],
     )
@@ -386,7 +292,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
         img.save(buf, "PNG")
         return Response(buf.getvalue(), media_type="image/png")
 
-    @app.delete("/v1/jobs/{job_id}", responses=_errors(401, 404), dependencies=[Depends(authorize)])
+    @app.delete("/v1/jobs/{job_id}", responses=errors(401, 404), dependencies=[Depends(authorize)])
     def delete_job(job_id: str) -> dict:
         """Cancel a queued/running job, or delete a finished one with its files."""
         get_job(job_id)

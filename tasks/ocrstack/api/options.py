@@ -1,13 +1,17 @@
 """Form fields -> :class:`ocrstack.parsing.options.ParseOptions`, validated like ``ocrstack parse``.
 
-One adapter so the HTTP API accepts the same options as the CLI with the same one-line
-messages (the CLI's checks in :mod:`ocrstack.commands.parse`). What the API deliberately
-does not take from a request, because it would let a client reach server-side resources:
+Form field names are the :class:`ParseOptions` field names (``dpi``, ``pages``,
+``request_timeout``, ``server_urls``, ...). Conversion and range checks are the CLI's own:
+:func:`ocrstack.parsing.options.from_mapping` when the parse package has it (each option declared
+once), else the CLI's checks repeated in :func:`_validate_fallback` with the same messages.
 
-* ``layout_model`` and prompt *files*: server paths (only built-in prompt set names);
-* recognizer ``server_url``s outside the list the operator configured (no server-side fetching
-  of user-given URLs: a client may only pick among ``ServiceConfig.server_urls``);
-* ``output``/``inputs``/``force``: the job's own directories decide those.
+What the API deliberately does not take from a request, because it would let a client reach
+server-side resources:
+
+* ``layout_model`` and prompt *files* (server paths): only built-in prompt set names;
+* recognizer ``server_urls`` outside the list the operator configured (no server-side fetching
+  of user-given URLs: a client may only pick among ``ocrstack api serve --server-url``);
+* ``inputs``/``output``/``force``/``save_layout_images``/``api_key``: the service decides those.
 """
 
 from __future__ import annotations
@@ -16,31 +20,101 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from ocrstack.core.errors import UsageError
+from ocrstack.parsing import options as parse_options
 from ocrstack.parsing.layout import LAYOUTS
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.recognition import RECOGNIZERS
 
-#: Form field -> (ParseOptions field, type). The CLI flag is the field name with ``-``.
-FIELDS: dict[str, tuple[str, type]] = {
-    "pages": ("pages", str),
-    "dpi": ("dpi", int),
-    "layout": ("layout", str),
-    "recognizer": ("recognizer", str),
-    "model": ("model", str),
-    "prompts": ("prompts", str),
-    "max_tokens": ("max_tokens", int),
-    "timeout": ("request_timeout", float),
-    "retries": ("retries", int),
-    "concurrency": ("concurrency", int),
-    "limit": ("limit", int),
-    "max_pixels": ("max_pixels", int),
-    "keep_paratext": ("keep_paratext", bool),
-    "password": ("password", str),
+#: Request-settable ParseOptions fields and their type (for the fallback conversion).
+FIELDS: dict[str, type] = {
+    "pages": str,
+    "dpi": int,
+    "layout": str,
+    "recognizer": str,
+    "model": str,
+    "prompts": str,
+    "max_tokens": int,
+    "request_timeout": float,
+    "retries": int,
+    "concurrency": int,
+    "limit": int,
+    "max_pixels": int,
+    "keep_paratext": bool,
+    "password": str,
+    "server_urls": tuple,
 }
-#: Multi-valued field: recognizer endpoints (each must be in the configured allow-list).
-SERVER_URL_FIELD = "server_url"
+#: Service-level fields a job inherits from ``ocrstack api serve`` and a request cannot set.
+SERVICE_FIELDS = ("layout_model", "api_key")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+
+
+def _urls(raw: str | Sequence[str]) -> list[str]:
+    items = [raw] if isinstance(raw, str) else list(raw)
+    return [u.strip().rstrip("/") for item in items for u in item.split(",") if u.strip()]
+
+
+def from_form(
+    fields: Mapping[str, str | Sequence[str]],
+    *,
+    base: ParseOptions,
+    allowed_server_urls: Sequence[str],
+) -> ParseOptions:
+    """Build the options of one job from form fields (strings) on top of the service's ``base``.
+
+    Args:
+        fields: field name -> value (``server_urls`` may be a list or comma-separated); unknown
+            names are rejected so a typo is not silently ignored.
+        base: the service defaults (``ocrstack api serve`` flags, incl. the recognizer API key).
+        allowed_server_urls: recognizer endpoints a request may name.
+
+    Raises:
+        UsageError: unknown field, bad value, unknown layout/recognizer, prompt set not built in,
+            server URL not configured, out-of-range number: the CLI's message and fix.
+    """
+    request: dict[str, object] = {}
+    for name, raw in fields.items():
+        if name not in FIELDS:
+            raise UsageError(f"unknown option {name!r}", f"use one of: {', '.join(FIELDS)}")
+        if name == "server_urls":
+            urls = _urls(raw)
+            allowed = {u.rstrip("/") for u in allowed_server_urls}
+            bad = [u for u in urls if u not in allowed]
+            if bad:
+                raise UsageError(
+                    f"--server-url {bad[0]} is not one of this service's recognizer servers",
+                    f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}, "
+                    "or start the service with --server-url",
+                )
+            if urls:
+                request[name] = tuple(urls)
+            continue
+        value = raw if isinstance(raw, str) else (raw[-1] if raw else "")
+        if value == "" and FIELDS[name] in (int, float):
+            continue
+        request[name] = value
+    prompts = str(request.get("prompts", base.prompts))
+    if prompts != base.prompts:
+        _builtin_prompts(prompts)
+    from_mapping = getattr(parse_options, "from_mapping", None)
+    if from_mapping is not None:
+        merged = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "inputs"}
+        merged.update(request)
+        return from_mapping(merged)
+    converted = {k: v if k == "server_urls" else _convert(k, FIELDS[k], str(v)) for k, v in request.items()}
+    opts = dataclasses.replace(base, **converted)
+    _validate_fallback(opts)
+    return opts
+
+
+def _builtin_prompts(name: str) -> None:
+    from ocrstack.parsing.recognition import prompts as prompt_sets
+
+    if name not in prompt_sets.builtin_names():
+        raise UsageError(
+            f"--prompts '{name}' is not a built-in prompt set (files are not accepted over the API)",
+            f"use one of: {', '.join(prompt_sets.builtin_names())}",
+        )
 
 
 def _convert(name: str, kind: type, raw: str) -> object:
@@ -59,78 +133,16 @@ def _convert(name: str, kind: type, raw: str) -> object:
         raise UsageError(f"{flag}: expected {what}, got {raw!r}", f"send {name} as {what}") from None
 
 
-def from_form(
-    fields: Mapping[str, str | Sequence[str]],
-    *,
-    base: ParseOptions,
-    allowed_server_urls: Sequence[str],
-) -> ParseOptions:
-    """Build the options of one job from form fields (strings), on top of the service's ``base``.
-
-    Args:
-        fields: form field name -> value (or list of values for ``server_url``); unknown names
-            are rejected so a typo is not silently ignored.
-        base: the service defaults (``ocrstack api serve`` flags); its ``inputs``/``output`` are
-            replaced by the worker.
-        allowed_server_urls: recognizer endpoints a request may name.
-
-    Raises:
-        UsageError: unknown field, bad value, unknown layout/recognizer, built-in prompt set
-            unknown or a path, a server URL not configured, or out-of-range numbers (the same
-            messages as ``ocrstack parse``).
-    """
-    values: dict[str, object] = {}
-    for name, raw in fields.items():
-        if name == SERVER_URL_FIELD:
-            urls = [raw] if isinstance(raw, str) else list(raw)
-            urls = [u.rstrip("/") for u in urls if u]
-            allowed = {u.rstrip("/") for u in allowed_server_urls}
-            bad = [u for u in urls if u not in allowed]
-            if bad:
-                raise UsageError(
-                    f"--server-url {bad[0]} is not one of this service's recognizer servers",
-                    f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}, "
-                    "or start the service with --server-url",
-                )
-            if urls:
-                values["server_urls"] = tuple(urls)
-            continue
-        if name not in FIELDS:
-            raise UsageError(
-                f"unknown option {name!r}", f"use one of: {', '.join([*FIELDS, SERVER_URL_FIELD])}"
-            )
-        target, kind = FIELDS[name]
-        value = raw if isinstance(raw, str) else (raw[-1] if raw else "")
-        if kind is not str and kind is not bool and value == "":
-            continue
-        values[target] = _convert(name, kind, value)
-    opts = dataclasses.replace(base, **values)
-    validate(opts)
-    return opts
-
-
-def validate(opts: ParseOptions) -> None:
-    """The CLI's option checks (``commands/parse.py`` and the registries), before a job is queued.
-
-    Raises:
-        UsageError: the first problem, worded like the CLI.
-    """
-    if opts.layout not in LAYOUTS:
-        raise UsageError(
-            f"unknown layout kind '{opts.layout}'", f"use --layout with one of: {', '.join(LAYOUTS)}"
-        )
-    if opts.recognizer not in RECOGNIZERS:
-        raise UsageError(
-            f"unknown recognizer kind '{opts.recognizer}'",
-            f"use --recognizer with one of: {', '.join(RECOGNIZERS)}",
-        )
-    from ocrstack.parsing.recognition import prompts as prompt_sets
-
-    if opts.prompts not in prompt_sets.builtin_names():
-        raise UsageError(
-            f"--prompts '{opts.prompts}' is not a built-in prompt set (files are not accepted over the API)",
-            f"use one of: {', '.join(prompt_sets.builtin_names())}",
-        )
+def _validate_fallback(opts: ParseOptions) -> None:
+    """The CLI's checks (``commands/parse.py``, the registries, ``pipeline.run``) until the parse
+    package validates declared options itself."""
+    for kind, table, flag in (
+        (opts.layout, LAYOUTS, "--layout"),
+        (opts.recognizer, RECOGNIZERS, "--recognizer"),
+    ):
+        if kind not in table:
+            what = flag.removeprefix("--")
+            raise UsageError(f"unknown {what} kind '{kind}'", f"use {flag} with one of: {', '.join(table)}")
     if opts.concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {opts.concurrency}", "use e.g. --concurrency 4")
     if opts.max_pixels < 1:
@@ -145,19 +157,28 @@ def validate(opts: ParseOptions) -> None:
         )
     if opts.limit is not None and opts.limit < 1:
         raise UsageError(f"--limit must be >= 1, got {opts.limit}", "use e.g. --limit 1, or omit --limit")
-    if not 1 <= opts.dpi <= 1200:
-        raise UsageError(f"--dpi must be between 1 and 1200, got {opts.dpi}", "use e.g. --dpi 200")
+
+
+def validate(opts: ParseOptions) -> None:
+    """Check the service defaults (``ocrstack api serve`` flags) like a job's options.
+
+    Raises:
+        UsageError: as :func:`from_form`.
+    """
+    from_form({}, base=opts, allowed_server_urls=opts.server_urls)
+    check = getattr(parse_options, "validate", None)
+    (check or _validate_fallback)(opts)
 
 
 def to_json(opts: ParseOptions) -> dict:
     """The request-settable fields of ``opts`` as JSON (stored with the job; never the API key)."""
-    out = {target: getattr(opts, target) for target, _ in FIELDS.values()}
+    out = {name: getattr(opts, name) for name in FIELDS}
     out["server_urls"] = list(opts.server_urls)
     return out
 
 
 def from_json(data: Mapping, base: ParseOptions) -> ParseOptions:
     """Inverse of :func:`to_json` on top of ``base`` (the service's defaults, incl. the API key)."""
-    values = {k: v for k, v in data.items() if k in {t for t, _ in FIELDS.values()}}
+    values = {k: v for k, v in data.items() if k in FIELDS}
     values["server_urls"] = tuple(data.get("server_urls") or base.server_urls)
     return dataclasses.replace(base, **values)

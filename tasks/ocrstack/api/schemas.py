@@ -1,0 +1,118 @@
+"""Request/response schemas (OpenAPI) and the error handlers: every error is JSON ``{"error", "fix"}``.
+
+:data:`STATUS` maps :class:`ocrstack.core.errors.OcrstackError` subclasses to 4xx codes, so bad
+input never gets a 5xx and the message is the CLI's one line.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from ocrstack.api import options as api_options
+from ocrstack.api.store import QueueFull
+from ocrstack.api.uploads import TooLarge
+from ocrstack.core.errors import InputError, OcrstackError, UsageError
+
+#: OcrstackError subclass -> HTTP status (first match wins; the rest -> 400).
+STATUS: tuple[tuple[type[OcrstackError], int], ...] = ((TooLarge, 413), (InputError, 422), (UsageError, 400))
+
+
+class ErrorBody(BaseModel):
+    error: str
+    fix: str | None = None
+
+
+class JobBody(BaseModel):
+    id: str
+    status: str
+    filename: str
+    pages_total: int
+    pages_done: int
+    pages_cached: int
+    position: int | None = None
+    error: str | None = None
+    fix: str | None = None
+    created: float
+    started: float | None = None
+    finished: float | None = None
+    expires: float | None = None
+    status_url: str
+    result_url: str
+
+
+class ParseBody(BaseModel):
+    status: str
+    text: str
+    layout: list[dict]
+    markdown: str
+    blocks: dict
+    job_id: str
+
+
+def errors(*codes: int) -> dict:
+    return {c: {"model": ErrorBody} for c in codes}
+
+
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        **{k: {"type": "string"} for k in api_options.FIELDS if k != "server_urls"},
+                        "server_urls": {"type": "array", "items": {"type": "string"}},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+def install_handlers(app: FastAPI, max_queue: int, retry_after: int) -> None:
+    """Register the JSON error handlers on ``app`` (429 answers carry ``Retry-After: retry_after``)."""
+
+    @app.exception_handler(OcrstackError)
+    async def ocrstack_error(request: Request, exc: OcrstackError) -> JSONResponse:
+        status = next((code for cls, code in STATUS if isinstance(exc, cls)), 400)
+        return JSONResponse({"error": " ".join(exc.message.split()), "fix": exc.remedy}, status_code=status)
+
+    @app.exception_handler(QueueFull)
+    async def queue_full(request: Request, exc: QueueFull) -> JSONResponse:
+        return JSONResponse(
+            {
+                "error": f"the job queue is full ({max_queue} jobs queued or running)",
+                "fix": f"retry after {retry_after} s",
+            },
+            status_code=429,
+            headers={"Retry-After": str(retry_after)},
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return JSONResponse(
+            {
+                "error": f"{where}: {first.get('msg', 'invalid request')}",
+                "fix": "see GET /docs for the request format",
+            },
+            status_code=422,
+        )
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        fix = {404: "see GET /docs for the routes", 405: "see GET /docs for the methods"}.get(exc.status_code)
+        return JSONResponse(
+            {"error": str(exc.detail), "fix": fix},
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )

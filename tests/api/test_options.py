@@ -1,0 +1,77 @@
+"""Form fields -> ParseOptions: the CLI's checks and messages, and what the API refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from ocrstack.api import options as api_options
+from ocrstack.cli import build_parser
+from ocrstack.core.errors import UsageError
+from ocrstack.parsing.options import ParseOptions
+
+BASE = ParseOptions(inputs=(), server_urls=("http://127.0.0.1:9001",))
+
+
+def cli_error(*flags: str) -> str:
+    """The one-line message ``ocrstack parse x.pdf FLAGS`` gives (checked before any file is read)."""
+    args = build_parser().parse_args(["parse", "x.pdf", *flags])
+    with pytest.raises(UsageError) as info:
+        args.handler(args)
+    return info.value.render()
+
+
+def api_error(**fields: str) -> str:
+    with pytest.raises(UsageError) as info:
+        api_options.from_form(fields, base=BASE, allowed_server_urls=BASE.server_urls)
+    return info.value.render()
+
+
+@pytest.mark.parametrize(
+    ("flags", "fields"),
+    [
+        (["--concurrency", "0"], {"concurrency": "0"}),
+        (["--max-pixels", "0"], {"max_pixels": "0"}),
+        (["--max-tokens", "0"], {"max_tokens": "0"}),
+        (["--retries", "-1"], {"retries": "-1"}),
+    ],
+)
+def test_same_message_as_the_cli(flags: list[str], fields: dict[str, str]) -> None:
+    assert api_error(**fields) == cli_error(*flags)
+
+
+def test_unknown_kinds_worded_like_the_registry() -> None:
+    assert api_error(
+        layout="bogus"
+    ) == "unknown layout kind 'bogus' -- fix: use --layout with one of: " + ", ".join(api_options.LAYOUTS)
+    assert "unknown recognizer kind 'x'" in api_error(recognizer="x")
+
+
+def test_values_are_converted_and_typed() -> None:
+    opts = api_options.from_form(
+        {"pages": "1-2", "dpi": "150", "keep_paratext": "true", "request_timeout": "2.5"},
+        base=BASE,
+        allowed_server_urls=BASE.server_urls,
+    )
+    assert (opts.pages, opts.dpi, opts.keep_paratext, opts.request_timeout) == ("1-2", 150, True, 2.5)
+    assert "dpi" in api_error(dpi="abc") and "abc" in api_error(dpi="abc")
+    assert "maybe" in api_error(keep_paratext="maybe")
+    assert "unknown option 'dpii'" in api_error(dpii="1")
+
+
+def test_no_server_side_urls_or_paths_from_requests() -> None:
+    assert "not one of this service's recognizer servers" in api_error(server_urls="http://169.254.169.254")
+    assert "not a built-in prompt set" in api_error(prompts="/etc/passwd")
+    assert "not a built-in prompt set" in api_error(prompts="pyproject.toml")
+    ok = api_options.from_form(
+        {"server_urls": ["http://127.0.0.1:9001/"]}, base=BASE, allowed_server_urls=BASE.server_urls
+    )
+    assert ok.server_urls == ("http://127.0.0.1:9001",)
+
+
+def test_json_round_trip_keeps_the_service_key_out() -> None:
+    base = ParseOptions(inputs=(), api_key="secret")
+    opts = api_options.from_form({"dpi": "120"}, base=base, allowed_server_urls=base.server_urls)
+    stored = api_options.to_json(opts)
+    assert "secret" not in repr(stored)
+    back = api_options.from_json(stored, base)
+    assert back.dpi == 120 and back.api_key == "secret"
