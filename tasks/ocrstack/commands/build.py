@@ -123,6 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tf.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
     tf.set_defaults(handler=_tf)
 
+    _register_mineru(bsub)
+
 
 def _vllm(args: argparse.Namespace) -> int:
     from ocrstack.building import stage
@@ -177,3 +179,32 @@ def _tf(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
     )
     return stage.build_tf(opts, as_json=args.json)
+
+
+def _register_mineru(bsub: argparse._SubParsersAction) -> None:
+    """``build mineru-diffusion``: the SGLang fork serving MinerU-Diffusion (issue 14)."""
+    from ocrstack.building.mineru import MineruOptions
+
+    md = bsub.add_parser("mineru-diffusion", help="SGLang fork for MinerU-Diffusion (issue 14), then checks")
+    md.add_argument("--sglang-src", type=Path, required=True, help="checkout of the pinned SGLang fork")
+    md.add_argument("--python", type=Path, default=Path(sys.executable), help="target interpreter")
+    md.add_argument("--log-dir", type=Path, default=MineruOptions.log_dir, help="one log file per step here")
+    md.add_argument("--allow-other-commit", action="store_true", help="checkout not at the pin: warn only")
+    md.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
+    md.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
+    md.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    md.set_defaults(handler=_mineru)
+
+
+def _mineru(args: argparse.Namespace) -> int:
+    from ocrstack.building.mineru import MineruOptions, build_mineru
+
+    opts = MineruOptions(
+        sglang_src=args.sglang_src.resolve(),
+        python=args.python,
+        log_dir=args.log_dir,
+        allow_other_commit=args.allow_other_commit,
+        allow_other_python=args.allow_other_python,
+        dry_run=args.dry_run,
+    )
+    return build_mineru(opts, as_json=args.json)
