@@ -125,3 +125,38 @@ def test_crop_is_at_least_one_pixel():
     page = Image.new("RGB", (10, 10), "white")
     box = va.LayoutBox((999, 999, 1000, 1000), "text", None, 1)
     assert va.crop_block(page, box).size == (1, 1)
+
+
+def test_mineru_prompt_set_carries_the_clients_diffusion_settings():
+    from ocrstack.parsing.recognition import prompts
+
+    ps = prompts.load("mineru-diffusion")
+    # engines/sglang/__init__.py defaults: --block-size 32, --remask-strategy low_confidence_dynamic,
+    # --dynamic-threshold 0.95; denoising_steps and block_length both take --block-size
+    assert ps.request == {
+        "extra_body": {
+            "denoising_steps": 32,
+            "block_length": 32,
+            "denoising_strategy": "low_confidence_dynamic",
+            "dynamic_threshold": 0.95,
+        }
+    }
+    assert "8d456f1" in ps.request_source
+    # run_end2end.py gen lengths: layout 2048, content 1024, table 2048, formula 1024
+    assert {k: p.max_tokens for k, p in ps.prompts.items()} == {
+        "text": 1024,
+        "table": 2048,
+        "formula": 1024,
+        "layout": 2048,
+    }
+    assert ps.prompts["layout"].text == "\nLayout Detection:" and ps.prompts["layout"].verified
+
+
+def test_request_fields_need_a_source(tmp_path):
+    from ocrstack.core.errors import InputError
+    from ocrstack.parsing.recognition import prompts
+
+    f = tmp_path / "p.yaml"
+    f.write_text("prompts:\n  text: {text: 'x', note: 'n'}\nrequest:\n  extra_body: {a: 1}\n")
+    with pytest.raises(InputError, match="source"):
+        prompts.load(str(f))

@@ -13,6 +13,12 @@ Built-in sets live in ``ocrstack/data/prompts/<name>.yaml`` (``minicpm-ocr``,
       text: text
       table: table
       ...
+    request:                     # optional: fields added to every request body, with provenance
+      extra_body: {denoising_steps: 32, ...}   # e.g. MinerU-Diffusion's diffusion settings
+      source: "..."
+
+A prompt may also carry ``max_tokens`` (the generation length its model's own client uses);
+the ``vlm`` layout provider sends it with the layout prompt, ``verify`` reports it.
 
 Rule (issue 3): a prompt not taken from a published source carries
 ``verified: false`` and a ``note``; a ``verified: true`` prompt names its ``source``.
@@ -42,6 +48,7 @@ class Prompt:
     verified: bool = False
     source: str = ""
     note: str = ""
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,9 @@ class PromptSet:
         system: optional system message sent before the user turn.
         prompts: prompt name -> :class:`Prompt`.
         categories: category value (e.g. ``"table"``) -> prompt name, or None (block not sent).
+        request: fields merged into every request body (``extra_body``: the diffusion settings
+            of MinerU-Diffusion's client, issue 14); empty for most sets.
+        request_source: where ``request`` comes from.
     """
 
     name: str
@@ -61,6 +71,8 @@ class PromptSet:
     system: str | None
     prompts: dict[str, Prompt]
     categories: dict[str, str | None] = field(default_factory=dict)
+    request: dict[str, Any] = field(default_factory=dict)
+    request_source: str = ""
 
     def for_category(self, category: Category | str) -> Prompt | None:
         """Return the prompt for a block category, or None when blocks of that category are not sent."""
@@ -141,7 +153,7 @@ def _bad(path: Path, what: str) -> InputError:
 def _validate(data: Any, path: Path) -> PromptSet:
     if not isinstance(data, dict):
         raise _bad(path, "top level must be a mapping")
-    unknown = set(data) - {"schema", "name", "model", "system", "prompts", "categories"}
+    unknown = set(data) - {"schema", "name", "model", "system", "prompts", "categories", "request"}
     if unknown:
         raise _bad(path, f"unknown key(s) {sorted(unknown)}")
     if data.get("schema", 1) != 1:
@@ -159,7 +171,7 @@ def _validate(data: Any, path: Path) -> PromptSet:
             spec = {"text": spec}
         if not isinstance(spec, dict):
             raise _bad(path, f"prompts.{pname} must be a string or a mapping with 'text'")
-        extra = set(spec) - {"text", "output", "verified", "source", "note"}
+        extra = set(spec) - {"text", "output", "verified", "source", "note", "max_tokens"}
         if extra:
             raise _bad(path, f"prompts.{pname}: unknown key(s) {sorted(extra)}")
         text = spec.get("text")
@@ -176,7 +188,10 @@ def _validate(data: Any, path: Path) -> PromptSet:
             raise _bad(path, f"prompts.{pname} is marked verified but names no 'source'")
         if not verified and not note and not source:
             raise _bad(path, f"prompts.{pname} is unverified: add a 'note' saying where it comes from")
-        prompts[str(pname)] = Prompt(str(pname), text, output, verified, source, note)
+        max_tokens = spec.get("max_tokens")
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise _bad(path, f"prompts.{pname}.max_tokens must be a positive integer")
+        prompts[str(pname)] = Prompt(str(pname), text, output, verified, source, note, max_tokens)
     raw_cats = data.get("categories") or {}
     if not isinstance(raw_cats, dict):
         raise _bad(path, "'categories' must be a mapping of layout category -> prompt name or null")
@@ -191,4 +206,19 @@ def _validate(data: Any, path: Path) -> PromptSet:
         categories[cat] = target
     if not any(categories.values()):
         raise _bad(path, "no category is mapped to a prompt: nothing would be recognised")
-    return PromptSet(str(name), path, system, prompts, categories)
+    request, request_source = _request(data.get("request"), path)
+    return PromptSet(str(name), path, system, prompts, categories, request, request_source)
+
+
+def _request(raw: Any, path: Path) -> tuple[dict[str, Any], str]:
+    """``request:`` -> (body fields, source); only ``extra_body`` (a mapping) is a body field."""
+    if raw is None:
+        return {}, ""
+    if not isinstance(raw, dict) or set(raw) - {"extra_body", "source", "note"}:
+        raise _bad(path, "'request' must be a mapping with 'extra_body' (a mapping), 'source' and 'note'")
+    body = raw.get("extra_body")
+    if body is not None and not isinstance(body, dict):
+        raise _bad(path, "request.extra_body must be a mapping")
+    if body and not raw.get("source"):
+        raise _bad(path, "request names no 'source' for its extra_body fields")
+    return ({"extra_body": dict(body)} if body else {}), str(raw.get("source") or "")
