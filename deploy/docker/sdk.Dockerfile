@@ -29,5 +29,5 @@ RUN useradd --create-home --uid 10001 ocrstack
 USER 10001
 EXPOSE 8000
 ENTRYPOINT ["/entrypoint.sh"]
-# the api binds every interface inside the container only because it is asked to
-CMD ["ocrstack", "api", "--host", "0.0.0.0", "--port", "8000"]
+# binds every interface inside the container (asked for); that needs $OCRSTACK_API_KEY
+CMD ["ocrstack", "api", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -95,3 +95,26 @@ def test_deploy_check_fails_on_a_bad_dockerfile(deploy_copy: Path) -> None:
     failed = {c.name: c.detail for c in checks.run_all(deploy_copy).failures()}
     assert "DL3007" in failed["hadolint"]
     assert "'nope'" in failed["pixi-references"]
+
+
+def test_every_ocrstack_command_is_found(deploy: Path) -> None:
+    from ocrstack.deploying import kustomize
+
+    calls = checks.ocrstack_calls(deploy, kustomize.build(deploy / "k8s" / "overlays" / "dspark"))
+    where = {w for w, _ in calls}
+    assert {"Deployment/ocrstack-api container api", "RayJob/ocrstack-parse", "compose api",
+            "sdk.Dockerfile CMD"} <= where  # fmt: skip
+    api = dict(calls)["Deployment/ocrstack-api container api"]
+    assert api[:3] == ["ocrstack", "api", "serve"]
+    assert checks.cli_error(api) is None
+
+
+def test_a_wrong_api_flag_is_an_error(deploy_copy: Path) -> None:
+    api = deploy_copy / "k8s" / "base" / "api-deployment.yaml"
+    api.write_text(api.read_text().replace("- --data-dir", "- --data-directory"))
+    from ocrstack.deploying import kustomize
+
+    docs = kustomize.build(deploy_copy / "k8s" / "overlays" / "dspark")
+    errors, _pending = checks.cli_problems(deploy_copy, docs)
+    assert len(errors) == 1 and "--data-directory" in errors[0]
+    assert errors[0].startswith("Deployment/ocrstack-api container api:")
