@@ -14,10 +14,10 @@ from prometheus_client.core import GaugeMetricFamily
 
 #: Page stage latency buckets (seconds): a fake recognizer page takes ~10 ms, a VLM page minutes.
 STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
-#: Stages observed per computed page: ``render`` (PDF/image to pixels), ``orient``, ``layout``,
-#: ``recognition``, ``total`` (one page end to end) and per document ``assembly`` (from the last
-#: page to the written, validated NAME.md + blocks.json).
-STAGES = ("render", "orient", "layout", "recognition", "assembly", "total")
+#: Stage labels of ``ocrstack_page_stage_seconds``: ``render`` (PDF/image to pixels), then every
+#: stage the pipeline times per page (``PageResult.timings``: ``orient``, ``layout``,
+#: ``recognition``, ... and ``total``), and per document ``assembly`` (from the last computed page
+#: to the written, validated NAME.md + blocks.json).
 
 
 class _JobStates:

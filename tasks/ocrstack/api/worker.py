@@ -29,6 +29,8 @@ from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import PageImage
 
 log = logging.getLogger("ocrstack.api")
+#: Page timing keys (``PageResult.timings``) -> metric stage label; other keys are used as they are.
+STAGE_NAMES = {"recognize": "recognition", "recognise": "recognition"}
 #: Seconds between TTL sweeps.
 EXPIRE_EVERY = 30.0
 
@@ -102,15 +104,8 @@ class _JobParser(pipeline.Parser):
         finally:
             m.pages_in_flight.dec()
         self.worker.store.page_ran(self.job.id, page.index)
-        t = result.timings
-        for stage, key in (
-            ("orient", "orient"),
-            ("layout", "layout"),
-            ("recognition", "recognize"),
-            ("total", "total"),
-        ):
-            if key in t:
-                m.stage_seconds.labels(stage).observe(t[key])
+        for key, seconds in result.timings.items():
+            m.stage_seconds.labels(STAGE_NAMES.get(key, key)).observe(seconds)
         m.pages.labels("computed").inc()
         self.last_page_end = time.perf_counter()
         return result
