@@ -118,3 +118,10 @@ def test_a_wrong_api_flag_is_an_error(deploy_copy: Path) -> None:
     errors, _pending = checks.cli_problems(deploy_copy, docs)
     assert len(errors) == 1 and "--data-directory" in errors[0]
     assert errors[0].startswith("Deployment/ocrstack-api container api:")
+
+
+def test_dockerignore_lets_every_copy_source_through(deploy: Path) -> None:
+    for f in sorted((deploy / "docker").glob("*.Dockerfile")):
+        allowed = {ln[1:] for ln in Path(f"{f}.dockerignore").read_text().splitlines() if ln.startswith("!")}
+        sources = {s for group in checks._COPY.findall(f.read_text()) for s in group.split()}
+        assert sources and sources <= allowed, f.name

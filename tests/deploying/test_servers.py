@@ -71,3 +71,15 @@ def test_sync_rewrites_a_stale_patch(deploy_copy: Path) -> None:
     assert changed == [patch]
     assert "'0.85'" in patch.read_text() and "'0.95'" not in patch.read_text()
     assert servers.sync(deploy_copy) == []
+
+
+def test_deploy_k8s_writes_rendered_overlays(tmp_path: Path, deploy: Path) -> None:
+    assert main(["deploy", "k8s", "--overlay", "upstream", "-o", str(tmp_path)]) == 0
+    docs = list(yaml.safe_load_all((tmp_path / "upstream.yaml").read_text()))
+    assert docs == kustomize.build(deploy / "k8s" / "overlays" / "upstream")
+    assert [p.name for p in tmp_path.iterdir()] == ["upstream.yaml"]
+
+
+def test_deploy_k8s_unknown_overlay_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["deploy", "k8s", "--overlay", "gpu-cluster"]) != 0
+    assert "unknown overlay 'gpu-cluster'" in capsys.readouterr().err
