@@ -25,6 +25,7 @@ from ocrstack.verifying.outputs import (
     parse_expectation,
 )
 from ocrstack.verifying.report import TINY_TITLE, TITLE, VerifyResult, summarize, write_reports
+from ocrstack.verifying.request_settings import request_settings_check
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,8 @@ def output_section(opts: VerifyOptions, report: Report) -> str | None:
         overridden = sorted({e.kind for e in explicit} & {e.kind for e in derived})
         if overridden:
             sources.append(f"--expect replaces the {', '.join(overridden)} pages read from {blocks.name}")
+    if opts.use_blocks and blocks.is_file() and (info := request_settings_check(blocks)) is not None:
+        report.add(info)  # issue 14: e.g. MinerU-Diffusion's diffusion settings
     if explicit:
         sources.append("--expect " + " ".join(opts.expect))
     expectations = merge(derived, explicit)
