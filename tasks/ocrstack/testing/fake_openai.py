@@ -16,7 +16,10 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
 * ``probe_latency``: latency for ``max_tokens <= 1`` requests (a readiness probe has no
   decode phase on a real server); default: same as ``latency``;
 * ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
-  test can see which crop size and prompt the server received.
+  test can see which crop size and prompt the server received. :func:`prompt_replay` builds one
+  that answers recorded text per prompt (issue 14: a "Layout Detection:" request gets a
+  MinerU-Diffusion layout answer, block prompts their recorded answers); ``--replay FILE`` (YAML
+  ``{prompt: answer}``) does the same for the process.
 
 Every chat request is recorded in ``requests`` (parsed JSON body, headers, image size).
 Use in-process (``with FakeOpenAIServer(...) as srv: srv.url``) or as a process:
@@ -68,6 +71,32 @@ def _default_reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
             prompt += "".join(p.get("text", "") for p in content if p.get("type") == "text")
     dims = f"{size[0]}x{size[1]}" if size else "noimage"
     return f"[{dims}] {prompt.strip()}"
+
+
+def request_prompt(body: dict[str, Any]) -> str:
+    """The text parts of the last user message of a chat body, joined and stripped."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1].get("content") if users else ""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if p.get("type") == "text").strip()
+    return str(content or "").strip()
+
+
+def prompt_replay(
+    answers: dict[str, str], default: str | None = None
+) -> Callable[[dict[str, Any], tuple[int, int] | None], str]:
+    """A ``reply`` that answers by prompt: ``answers`` maps a prompt (compared stripped, e.g.
+    ``"Layout Detection:"``) to the recorded answer; an unknown prompt gets ``default`` or, when
+    None, the default ``"[WxH] prompt"`` echo."""
+    table = {k.strip(): v for k, v in answers.items()}
+
+    def reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
+        prompt = request_prompt(body)
+        if prompt in table:
+            return table[prompt]
+        return default if default is not None else _default_reply(body, size)
+
+    return reply
 
 
 @dataclass
@@ -260,7 +289,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--status", type=int, default=None)
     p.add_argument("--fail-first", type=int, default=0)
     p.add_argument("--probe-latency", type=float, default=None)
+    p.add_argument("--replay", default=None, help="YAML file {prompt: answer} (see prompt_replay)")
     args = p.parse_args(argv)
+    extra: dict[str, Any] = {}
+    if args.replay:
+        import yaml
+
+        with open(args.replay, encoding="utf-8") as fh:
+            extra["reply"] = prompt_replay({str(k): str(v) for k, v in yaml.safe_load(fh).items()})
     srv = FakeOpenAIServer(
         args.port,
         model=args.model,
@@ -269,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         status=args.status,
         fail_first=args.fail_first,
         probe_latency=args.probe_latency,
+        **extra,
     )
     print(f"READY {srv.url}", flush=True)
     try:
