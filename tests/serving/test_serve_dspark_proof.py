@@ -14,7 +14,8 @@ from ocrstack.serving import profiles
 
 
 def _fake_serve(calls: list):
-    def serve(opts):
+    def serve(opts, **hooks):
+        assert set(hooks) == {"gpu_query", "doctor"}  # serve passes the GPU picker and the log doctor
         plan = SimpleNamespace(
             url="http://127.0.0.1:18499",
             served_model="minicpm-ocr",

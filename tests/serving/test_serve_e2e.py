@@ -22,7 +22,7 @@ transformers = pytest.importorskip("transformers", reason="transformers not inst
 if not hasattr(transformers, "MiniCPMOcrForConditionalGeneration"):
     pytest.skip("this transformers has no minicpm_ocr (needs >= 5.21)", allow_module_level=True)
 
-from ocrstack.serving import launcher  # noqa: E402
+from ocrstack.serving import process  # noqa: E402
 from ocrstack.testing.tiny_checkpoint import build_tiny_minicpm_ocr  # noqa: E402
 
 PAGE = "en_single_libtasn1_intro.pdf"
@@ -43,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     t0 = time.monotonic()
     ckpt = build_tiny_minicpm_ocr(root / "tiny-minicpm-ocr", seed=0)
     TIMINGS["build_checkpoint_s"] = time.monotonic() - t0
-    port = launcher.free_port()
+    port = process.free_port()
     run_dir = root / "run"
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -87,9 +87,9 @@ def server(tmp_path_factory: pytest.TempPathFactory):
                 "serve", "stop", "--port", str(port), "--run-dir", str(run_dir), env=env, timeout=120
             )
             print(stop.stdout, stop.stderr)
-        if pid is not None and launcher.pid_alive(pid):  # serve stop failed: never leave it running
-            launcher.stop_pid(pid, grace=10)
-        assert pid is None or not launcher.pid_alive(pid)
+        if pid is not None and process.pid_alive(pid):  # serve stop failed: never leave it running
+            process.stop_pid(pid, grace=10)
+        assert pid is None or not process.pid_alive(pid)
         (root / "timings.json").write_text(json.dumps(TIMINGS, indent=2))
         print("\nCPU end-to-end timings:", json.dumps(TIMINGS, indent=2))
 
@@ -100,8 +100,8 @@ def test_serve_tf_starts_real_transformers_serve(server) -> None:
     assert f"url: {server['url']}" in res.stdout
     assert f"model: {server['ckpt']}" in res.stdout
     assert "--host 127.0.0.1" in res.stderr and "transformers serve" in res.stderr
-    state = launcher.read_state(server["run_dir"], server["port"])
-    assert launcher.pid_alive(state["pid"])
+    state = process.read_state(server["run_dir"], server["port"])
+    assert process.pid_alive(state["pid"])
 
 
 def test_wait_ready_passes_and_rejects_the_wrong_model_name(server) -> None:
@@ -122,7 +122,7 @@ def test_wait_ready_passes_and_rejects_the_wrong_model_name(server) -> None:
 def test_one_real_chat_request(server) -> None:
     import httpx
 
-    from ocrstack.serving.metrics import text_page_png
+    from ocrstack.client.metrics import text_page_png
 
     body = {
         "model": str(server["ckpt"]),

@@ -1,4 +1,5 @@
-"""Launch planning: environment (guide 4), GPU choice, build detection/mismatch, port check, dry-run."""
+"""Launch planning (serving.plan, serving.environment): environment (guide 4), GPU choice, build
+detection/mismatch, dry-run; the port check and stop (serving.process)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from ocrstack import cli, versions
+from ocrstack.commands import serve as serve_cmd
 from ocrstack.core.errors import ConfigError
-from ocrstack.serving import launcher
+from ocrstack.serving import environment, process
+from ocrstack.serving import plan as plan_mod
 
 FORK = str(versions.pin("vllm.fork-commit"))  # setuptools-scm puts the commit in the local version
 TF_OK = str(versions.pin("cpu-test.transformers"))  # a release with minicpm_ocr
@@ -31,8 +34,9 @@ def fake_venv(root: Path, dist: str | None = None, version: str | None = None, p
 
 
 def plan(profile: str, **kw):
-    gpu_query = kw.pop("gpu_query", lambda: None)
-    return launcher.plan(launcher.ServeOptions(profile, **kw), gpu_query=gpu_query)
+    """The plan; the GPU picked by ``serve``'s picker from a recorded nvidia-smi output (default none)."""
+    query = kw.pop("gpu_query", lambda: None)
+    return plan_mod.plan(plan_mod.ServeOptions(profile, **kw), gpu_query=lambda: serve_cmd.freest_gpu(query))
 
 
 NVSMI = Path(__file__).resolve().parents[1] / "data" / "nvidia_smi"  # recorded outputs (preflight)
@@ -43,17 +47,17 @@ def smi(name: str):
 
 
 def test_freest_gpu_from_recorded_nvidia_smi() -> None:
-    idx, why = launcher.freest_gpu(smi("busy_4090.gpus.csv"))  # 23110 vs 18342 MiB used
+    idx, why = serve_cmd.freest_gpu(smi("busy_4090.gpus.csv"))  # 23110 vs 18342 MiB used
     assert idx == "1" and "18342" in why
-    idx, _ = launcher.freest_gpu(smi("three_5090.gpus.csv"))
+    idx, _ = serve_cmd.freest_gpu(smi("three_5090.gpus.csv"))
     used = {}
     for line in (NVSMI / "three_5090.gpus.csv").read_text().splitlines()[1:]:
         cols = [c.strip() for c in line.split(",")]
         used[cols[0]] = int(cols[4].split()[0])
     assert idx == min(used, key=lambda k: (used[k], int(k)))
-    idx, why = launcher.freest_gpu(smi("no_driver.txt"))
+    idx, why = serve_cmd.freest_gpu(smi("no_driver.txt"))
     assert idx is None and "couldn't communicate with the NVIDIA driver" in why
-    assert launcher.freest_gpu(lambda: None) == (None, "no NVIDIA GPU found (nvidia-smi not on PATH)")
+    assert serve_cmd.freest_gpu(lambda: None) == (None, "no NVIDIA GPU found (nvidia-smi not on PATH)")
 
 
 def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
@@ -68,7 +72,7 @@ def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
         "vllm.entrypoints.openai.api_server",
     ]
     assert lp.build == "feat-ocr"
-    launcher.check_build(lp)
+    plan_mod.check_build(lp)
     assert plan("dspark", venv=venv, gpu="3").env["CUDA_VISIBLE_DEVICES"] == "3"
 
 
@@ -77,7 +81,7 @@ def test_upstream_build_is_refused_with_the_flag_named(tmp_path: Path) -> None:
     lp = plan("standard", venv=venv)
     assert lp.build == "upstream"
     with pytest.raises(ConfigError, match="--trust-request-mm-kwargs") as err:
-        launcher.check_build(lp)
+        plan_mod.check_build(lp)
     assert "feat-ocr" in str(err.value)
 
 
@@ -85,11 +89,11 @@ def test_unknown_vllm_and_missing_env_are_refused(tmp_path: Path) -> None:
     lp = plan("dspark", venv=fake_venv(tmp_path / "a", "vllm", "0.9.0"))
     assert lp.build is None
     with pytest.raises(ConfigError, match="neither the feat-ocr build"):
-        launcher.check_build(lp)
+        plan_mod.check_build(lp)
     lp = plan("dspark", venv=tmp_path / "absent")
     with pytest.raises(ConfigError, match="not found"):
-        launcher.check_build(lp)
-    launcher.check_build(plan("dspark", venv=tmp_path / "absent", build="feat-ocr"))  # declared
+        plan_mod.check_build(lp)
+    plan_mod.check_build(plan("dspark", venv=tmp_path / "absent", build="feat-ocr"))  # declared
 
 
 def test_transformers_build_detection(tmp_path: Path) -> None:
@@ -114,7 +118,7 @@ def test_no_gpu_blocks_vllm_but_not_tf(tmp_path: Path, monkeypatch: pytest.Monke
     )
     assert "CUDA_VISIBLE_DEVICES" not in lp.env_set
     with pytest.raises(ConfigError, match="needs an NVIDIA GPU: no NVIDIA GPU found"):
-        launcher.preflight(lp)
+        process.preflight(lp)
     tf = plan("tf", venv=fake_venv(tmp_path / "t", "transformers", TF_OK), vars={"model": models / "main"})
     assert any("runs on the CPU" in n for n in tf.notes)
 
@@ -122,7 +126,7 @@ def test_no_gpu_blocks_vllm_but_not_tf(tmp_path: Path, monkeypatch: pytest.Monke
 def test_missing_model_dir_is_reported(tmp_path: Path) -> None:
     lp = plan("tf", venv=fake_venv(tmp_path / "t", "transformers", TF_OK), vars={"model": tmp_path / "nope"})
     with pytest.raises(ConfigError, match="model not found"):
-        launcher.preflight(lp)
+        process.preflight(lp)
 
 
 def test_port_in_use_is_reported_before_launch(tmp_path: Path) -> None:
@@ -130,7 +134,7 @@ def test_port_in_use_is_reported_before_launch(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        assert launcher.port_in_use("127.0.0.1", port)
+        assert process.port_in_use("127.0.0.1", port)
         (tmp_path / "m").mkdir()
         lp = plan(
             "tf",
@@ -139,8 +143,8 @@ def test_port_in_use_is_reported_before_launch(tmp_path: Path) -> None:
             run_dir=tmp_path / "run",
         )
         with pytest.raises(ConfigError, match=f"port {port} on 127.0.0.1 is already in use"):
-            launcher.preflight(lp)
-    assert not launcher.port_in_use("127.0.0.1", port)
+            process.preflight(lp)
+    assert not process.port_in_use("127.0.0.1", port)
 
 
 def test_offline_env_and_served_name(tmp_path: Path) -> None:
@@ -151,7 +155,7 @@ def test_offline_env_and_served_name(tmp_path: Path) -> None:
 
 
 def test_dry_run_prints_command_and_environment(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
     assert cli.main(["serve", "--profile", "dspark", "--dry-run", "--gpu", "2"]) == 0
     out = capsys.readouterr().out
     assert "CUDA_VISIBLE_DEVICES=2" in out and "CUDA_HOME=" in out
@@ -175,7 +179,7 @@ def test_stale_pid_is_not_killed(tmp_path: Path) -> None:
         '{"argv": ["x", "transformers-serve-that-is-not-me", "--port", "9"]}'
     )
     with pytest.raises(ConfigError, match="no longer runs the recorded server"):
-        launcher.stop(tmp_path, 9)
+        process.stop(tmp_path, 9)
 
 
 def test_server_env_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,10 +193,10 @@ def test_server_env_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "pixi"))
     assert plan("tf").venv == tmp_path / "pixi"  # `pixi run` environment
     monkeypatch.delenv("CONDA_PREFIX")
-    monkeypatch.setattr(launcher.sys, "prefix", str(tmp_path / "self"))
-    monkeypatch.setattr(launcher.sys, "base_prefix", "/usr")
+    monkeypatch.setattr(environment.sys, "prefix", str(tmp_path / "self"))
+    monkeypatch.setattr(environment.sys, "base_prefix", "/usr")
     assert plan("tf").venv == tmp_path / "self"  # this interpreter's venv
-    monkeypatch.setattr(launcher.sys, "prefix", "/usr")
+    monkeypatch.setattr(environment.sys, "prefix", "/usr")
     assert plan("tf").venv == tmp_path / "tf-ocr-env"  # nothing found: the guide's dir, noted
     assert any("tf-ocr-env does not exist" in n for n in plan("tf").notes)
 
@@ -214,7 +218,7 @@ def test_conda_cuda_home_is_kept_when_the_pip_toolchain_is_absent(tmp_path: Path
 
 
 def test_cli_serve_refuses_upstream_build_before_launch(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
     venv = fake_venv(tmp_path / "env", "vllm", str(versions.pin("upstream.vllm")))
     (tmp_path / "m").mkdir()
     rc = cli.main(
@@ -237,7 +241,7 @@ def test_cli_serve_refuses_upstream_build_before_launch(tmp_path: Path, monkeypa
     assert not (tmp_path / "run").exists()  # nothing was started
 
 
-@pytest.mark.parametrize("name", sorted(launcher.profiles_mod.load().profiles))
+@pytest.mark.parametrize("name", sorted(plan_mod.profiles_mod.load().profiles))
 def test_banner_names_the_source_once(name: str) -> None:
     lp = plan(name, gpu="0")
     banner = lp.render().splitlines()[0]
@@ -246,7 +250,7 @@ def test_banner_names_the_source_once(name: str) -> None:
 
 
 def test_dry_run_refuses_a_build_mismatch_like_the_real_run(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
     rc = cli.main(["serve", "--profile", "dspark", "--build", "upstream", "--dry-run"])
     out, err = capsys.readouterr()
     assert rc == ConfigError.exit_code
@@ -261,7 +265,7 @@ def test_dry_run_refuses_a_build_mismatch_like_the_real_run(tmp_path: Path, monk
 
 
 def test_dry_run_still_prints_when_the_build_cannot_be_detected(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
     rc = cli.main(["serve", "--profile", "dspark", "--venv", str(tmp_path / "absent"), "--dry-run"])
     out = capsys.readouterr().out
     assert rc == 0 and "found: unknown" in out and "api_server" in out
@@ -289,7 +293,7 @@ def test_pixi_cuda_home_in_the_conda_layout_is_kept(tmp_path: Path, monkeypatch,
     assert str(prefix / "bin") in lp.env["PATH"].split(":")  # the real nvcc is $CONDA_PREFIX/bin/nvcc
     assert not any("does not exist" in n for n in lp.notes), lp.notes
     # the printed plan shows the CUDA_HOME the server will get, not the absent pip path
-    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
     assert cli.main(["serve", "--profile", "dspark", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert [ln for ln in out.splitlines() if ln.startswith("CUDA_HOME=")] == [f"CUDA_HOME={targets}"]
@@ -311,7 +315,7 @@ def test_conda_layout_without_nvcc_falls_back_to_the_guide_path(tmp_path: Path, 
 
 
 def test_upstream_profiles_run_on_the_upstream_build(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(launcher, "_nvidia_smi_query", lambda: None)
+    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
     monkeypatch.chdir(tmp_path)
     up = fake_venv(tmp_path / "pixi-vllm", "vllm", str(versions.pin("upstream.vllm")))
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
@@ -320,23 +324,23 @@ def test_upstream_profiles_run_on_the_upstream_build(tmp_path: Path, monkeypatch
     for name in ("dspark-upstream", "standard-upstream"):
         lp = plan(name)
         assert lp.venv == up and lp.build == "upstream", name
-        launcher.check_build(lp)
+        plan_mod.check_build(lp)
         assert "--trust-request-mm-kwargs" not in lp.argv
     assert cli.main(["serve", "--profile", "dspark-upstream", "--dry-run"]) == 0
     assert "--speculative-config" in capsys.readouterr().out
     # the feat-ocr profile on this env is refused, and the message points at the upstream twin
     with pytest.raises(ConfigError) as err:
-        launcher.check_build(plan("dspark", venv=up))
+        plan_mod.check_build(plan("dspark", venv=up))
     assert "dspark-upstream" in err.value.remedy
     feat = fake_venv(tmp_path / "feat", "vllm", f"0.11.1+g{FORK}")
     with pytest.raises(ConfigError, match="targets the upstream build but the environment has feat-ocr"):
-        launcher.check_build(plan("dspark-upstream", venv=feat))
+        plan_mod.check_build(plan("dspark-upstream", venv=feat))
 
 
 def test_pip_cuda_libs_without_nvcc_do_not_hide_the_pixi_toolchain(tmp_path: Path, monkeypatch) -> None:
     # PyPI torch cu13 wheels put runtime libs under site-packages/nvidia/cu13/lib, without nvcc
     prefix = _conda_prefix(tmp_path / "pixi-env")
-    cu = launcher.cuda_home(prefix)
+    cu = environment.cuda_home(prefix)
     (cu / "lib").mkdir(parents=True)
     targets = prefix / "targets" / "x86_64-linux"
     monkeypatch.setenv("CUDA_HOME", str(targets))

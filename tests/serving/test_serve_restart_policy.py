@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from ocrstack.core.errors import ConfigError, ServerUnreachable
-from ocrstack.serving import launcher, profiles, runner
+from ocrstack.doctor import LogDoctor
+from ocrstack.serving import plan, process, profiles, runner
 
 pytestmark = [pytest.mark.proc, pytest.mark.server]
 
@@ -45,7 +46,7 @@ def started(tmp_path: Path):
     yield results
     for res in results:
         for a in res.attempts:
-            launcher.stop_pid(a.pid, grace=5)
+            process.stop_pid(a.pid, grace=5)
 
 
 def serve(tmp_path: Path, profiles_file: Path, mode: str, monkeypatch, timeout: float = 3.0, restart=True):
@@ -53,10 +54,10 @@ def serve(tmp_path: Path, profiles_file: Path, mode: str, monkeypatch, timeout: 
     state.mkdir(exist_ok=True)
     monkeypatch.setenv("FAKE_STATE", str(state))
     monkeypatch.setenv("FAKE_MODE", mode)
-    opts = launcher.ServeOptions(
+    opts = plan.ServeOptions(
         "fake",
         profiles_file=profiles_file,
-        vars={"port": launcher.free_port()},
+        vars={"port": process.free_port()},
         run_dir=tmp_path / "run",
         timeout=timeout,
         restart=restart,
@@ -73,7 +74,7 @@ def test_sigterm_then_timeout_in_capture_restarts_once_then_with_enforce_eager(
 ) -> None:
     opts, state = serve(tmp_path, fake_profiles, "capture-sigterm", monkeypatch)
     said: list[str] = []
-    res = runner.serve(opts, say=said.append, interval=0.2)
+    res = runner.serve(opts, say=said.append, interval=0.2, doctor=LogDoctor(("serve",)))
     started.append(res)
     argvs = starts(state)
     assert len(argvs) == 3
@@ -83,25 +84,25 @@ def test_sigterm_then_timeout_in_capture_restarts_once_then_with_enforce_eager(
     assert reasons == ["died", "timeout", "ready"]
     assert res.attempts[0].outcome.returncode == -15 and res.attempts[0].outcome.phase == "CUDA graph capture"
     assert any("restarting once" in s for s in said) and any("--enforce-eager" in s for s in said)
-    assert launcher.read_pid(res.plan.pid_file) == res.pid  # pid file names the running server
-    state_json = launcher.read_state(res.plan.run_dir, res.plan.port)
+    assert process.read_pid(res.plan.pid_file) == res.pid  # pid file names the running server
+    state_json = process.read_state(res.plan.run_dir, res.plan.port)
     assert state_json["pid"] == res.pid and state_json["argv"][-1] == "--enforce-eager"
-    msg = launcher.stop(res.plan.run_dir, res.plan.port, grace=5)
-    assert "stopped" in msg and not launcher.pid_alive(res.pid)
+    msg = process.stop(res.plan.run_dir, res.plan.port, grace=5)
+    assert "stopped" in msg and not process.pid_alive(res.pid)
     assert not res.plan.pid_file.exists()
 
 
 def test_no_restart_without_the_policy(tmp_path, fake_profiles, monkeypatch) -> None:
     opts, state = serve(tmp_path, fake_profiles, "capture-sigterm", monkeypatch, restart=False)
     with pytest.raises(ServerUnreachable, match="SIGTERM"):
-        runner.serve(opts, say=lambda m: None, interval=0.2)
+        runner.serve(opts, say=lambda m: None, interval=0.2, doctor=LogDoctor(("serve",)))
     assert len(starts(state)) == 1
 
 
 def test_known_fatal_line_stops_at_once_without_restart(tmp_path, fake_profiles, monkeypatch) -> None:
     opts, state = serve(tmp_path, fake_profiles, "fatal", monkeypatch, timeout=60)
     with pytest.raises(ServerUnreachable, match="cuda-oom") as err:
-        runner.serve(opts, say=lambda m: None, interval=0.2)
+        runner.serve(opts, say=lambda m: None, interval=0.2, doctor=LogDoctor(("serve",)))
     assert "gpu-memory-utilization" in (err.value.remedy or "")
     assert len(starts(state)) == 1
     assert not (tmp_path / "run" / f"serve-{opts.vars['port']}.pid").exists()

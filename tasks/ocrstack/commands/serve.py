@@ -12,12 +12,16 @@ Examples::
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ocrstack.core import endpoints
+from ocrstack.client import metrics
+from ocrstack.core import endpoints, proc
 from ocrstack.core.errors import UsageError
-from ocrstack.serving import launcher, metrics, runner
+from ocrstack.doctor import LogDoctor
+from ocrstack.preflight.nvidia import GPU_QUERY, parse_gpus
+from ocrstack.serving import plan, process, runner
 
 _SHORTCUTS = ("model", "draft_model", "port", "host", "served_model_name", "gguf", "mmproj")
 
@@ -57,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--build", help="declare the server build instead of detecting it (feat-ocr, upstream, ...)"
     )
-    p.add_argument("--run-dir", type=Path, default=launcher.DEFAULT_RUN_DIR, help="log/pid/state directory")
+    p.add_argument("--run-dir", type=Path, default=plan.DEFAULT_RUN_DIR, help="log/pid/state directory")
     p.add_argument(
         "--offline", action="store_true", help="set HF_HUB_OFFLINE=1 and HF_HUB_DISABLE_UPDATE_CHECK=1"
     )
@@ -81,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     act = p.add_subparsers(dest="serve_action", metavar="ACTION")
     stop = act.add_parser("stop", help="stop the server started for a port, by its pid file")
     stop.add_argument("--port", dest="stop_port", type=int, default=None, help="port (default: serve.port)")
-    stop.add_argument("--run-dir", dest="stop_run_dir", type=Path, default=launcher.DEFAULT_RUN_DIR)
+    stop.add_argument("--run-dir", dest="stop_run_dir", type=Path, default=plan.DEFAULT_RUN_DIR)
     stop.add_argument("--grace", type=float, default=30.0, help="seconds between SIGTERM and SIGKILL")
     stop.set_defaults(handler=_stop)
 
@@ -107,8 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.set_defaults(handler=_dspark_check)
 
 
-def options_from_args(args: argparse.Namespace) -> launcher.ServeOptions:
-    """Build :class:`ocrstack.serving.launcher.ServeOptions` from parsed arguments."""
+def options_from_args(args: argparse.Namespace) -> plan.ServeOptions:
+    """Build :class:`ocrstack.serving.plan.ServeOptions` from parsed arguments."""
     values: dict[str, object] = {k: getattr(args, k) for k in _SHORTCUTS}
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -117,7 +121,7 @@ def options_from_args(args: argparse.Namespace) -> launcher.ServeOptions:
                 f"--set expects VAR=VALUE, got {item!r}", "e.g. --set draft_model=/models/dspark"
             )
         values[key.replace("-", "_")] = value
-    return launcher.ServeOptions(
+    return plan.ServeOptions(
         profile=args.profile,
         profiles_file=args.profiles,
         vars=values,
@@ -133,15 +137,46 @@ def options_from_args(args: argparse.Namespace) -> launcher.ServeOptions:
     )
 
 
+def freest_gpu(query: Callable[[], str | None] | None = None) -> tuple[str | None, str]:
+    """Return ``(index, reason)`` of the GPU with the least memory used (guide 2 "找一张空闲卡").
+
+    The GPU picker ``serve`` hands to :func:`ocrstack.serving.plan.plan`. ``query`` returns the
+    output of ``nvidia-smi --query-gpu=... --format=csv`` (:data:`ocrstack.preflight.nvidia.GPU_QUERY`,
+    parsed by its ``parse_gpus``) or None when nvidia-smi is absent; default: run it. Index None
+    means no usable GPU; ``reason`` says why.
+    """
+    text = (query or _nvidia_smi_query)()
+    if text is None:
+        return None, "no NVIDIA GPU found (nvidia-smi not on PATH)"
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
+    try:
+        gpus = parse_gpus(text)
+    except ValueError:
+        gpus = []
+    if not gpus:
+        if first.startswith("index"):
+            return None, "nvidia-smi listed no GPUs"
+        return None, f"nvidia-smi failed: {first[:160]}"
+    g = min(gpus, key=lambda g: (g.used_mib if g.used_mib is not None else float("inf"), g.index))
+    return str(g.index), f"GPU {g.index} ({g.name}) is the freest ({g.used_mib}/{g.total_mib} MiB used)"
+
+
+def _nvidia_smi_query() -> str | None:
+    if proc.which("nvidia-smi") is None:
+        return None
+    res = proc.run(GPU_QUERY, capture=True, check=False, echo=False, timeout=30)
+    return res.stdout if res.returncode == 0 else (res.stdout + res.stderr)
+
+
 def _serve(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
     if args.dry_run:
-        lp = launcher.plan(opts)
+        lp = plan.plan(opts, gpu_query=freest_gpu)
         # same profile/build refusal as a real run (an undetected build only shows as "unknown")
-        launcher.check_build(lp, allow_unknown=True)
+        plan.check_build(lp, allow_unknown=True)
         print(lp.render())
         return 0
-    result = runner.serve(opts)
+    result = runner.serve(opts, gpu_query=freest_gpu, doctor=LogDoctor(("serve",)))
     runner.print_result(result)
     if result.plan.profile.speculative and opts.wait and not args.no_dspark_check:
         # guide 6: a server that answers is not proof that DSpark is active; check /metrics now.
@@ -155,7 +190,7 @@ def _stop(args: argparse.Namespace) -> int:
     port = args.stop_port
     if port is None:
         port = endpoints.default_port()
-    print(launcher.stop(args.stop_run_dir, port, grace=args.grace))
+    print(process.stop(args.stop_run_dir, port, grace=args.grace))
     return 0
 
 
@@ -170,7 +205,7 @@ def _dspark_check(args: argparse.Namespace) -> int:
         url, port = _check_target(args)
         state: dict = {}
         if port is not None and urlparse(url).hostname in _LOCAL_HOSTS:
-            state = launcher.read_state(args.run_dir, port) or {}  # the server `serve` started there
+            state = process.read_state(args.run_dir, port) or {}  # the server `serve` started there
         model = args.check_model or state.get("served_model") or endpoints.default_model()
         hint = (
             "start the server (`ocrstack serve`), or give the check its address: "

@@ -10,8 +10,10 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ocrstack.client import readiness
 from ocrstack.core import endpoints
-from ocrstack.serving import launcher, readiness
+from ocrstack.doctor import LogDoctor
+from ocrstack.serving import plan, process, profiles
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--log", type=Path, default=None, help="server log to watch (default: from the state file)"
     )
     p.add_argument("--pid", type=int, default=None, help="server pid to watch (default: from the state file)")
-    p.add_argument("--run-dir", type=Path, default=launcher.DEFAULT_RUN_DIR, help="ocrstack serve state dir")
+    p.add_argument("--run-dir", type=Path, default=plan.DEFAULT_RUN_DIR, help="ocrstack serve state dir")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between probes")
     p.set_defaults(handler=_wait)
 
@@ -36,12 +38,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _wait(args: argparse.Namespace) -> int:
     url = args.url or endpoints.default_server_url()
     port = urlparse(url).port
-    state = launcher.read_state(args.run_dir, port) if port else None
+    state = process.read_state(args.run_dir, port) if port else None
     state = state or {}
     model = args.model or state.get("served_model") or endpoints.default_model()
     log = args.log or (Path(state["log"]) if state.get("log") else None)
     pid = args.pid or state.get("pid")
-    out = readiness.wait_ready(url, model, timeout=args.timeout, log=log, pid=pid, interval=args.interval)
+    out = readiness.wait_ready(
+        url,
+        model,
+        timeout=args.timeout,
+        log=log,
+        pid=pid,
+        interval=args.interval,
+        pset=profiles.load(),
+        doctor=LogDoctor(("serve",)),
+    )
     out.raise_for_failure()
     print(f"ready: {url} answered a real request for model '{model}' after {out.seconds:.1f} s")
     return 0

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ocrstack.serving import launcher
-from ocrstack.serving.launcher import LaunchPlan, ServeOptions
+from ocrstack.client.readiness import Doctor, Outcome, wait_ready
+from ocrstack.serving import plan as plan_mod
+from ocrstack.serving import process
+from ocrstack.serving.plan import GpuPicker, LaunchPlan, ServeOptions
 from ocrstack.serving.profiles import RestartPolicy
-from ocrstack.serving.readiness import Outcome, wait_ready
 
 
 @dataclass
@@ -63,22 +64,27 @@ def _log_size(lp: LaunchPlan) -> int:
 def serve(
     opts: ServeOptions,
     say: Callable[[str], None] | None = None,
-    gpu_query: Callable[[], str | None] | None = None,
+    gpu_query: GpuPicker | None = None,
     probe: Callable[[str, str, float], Any] | None = None,
     interval: float = 1.0,
+    doctor: Doctor | None = None,
 ) -> ServeResult:
     """Start the server for ``opts`` and (unless ``opts.wait`` is False) wait until it is ready.
 
+    ``gpu_query`` picks the GPU (:data:`ocrstack.serving.plan.GpuPicker`); ``doctor`` explains
+    fatal log lines and drives the restart rules (``ocrstack.doctor.LogDoctor``, passed by the
+    commands layer so this stage imports no other).
+
     Returns:
-        :class:`ServeResult`; the server keeps running (stop it with :func:`launcher.stop`).
+        :class:`ServeResult`; the server keeps running (stop it with :func:`ocrstack.serving.process.stop`).
     Raises:
         ConfigError: build mismatch, missing files, no GPU for vLLM, port in use.
         ServerUnreachable / ServerRejected: not ready (after the restart policy); the server
             is stopped and its pid file removed; the message carries the doctor diagnosis.
     """
-    say = say or launcher.say
-    lp = launcher.plan(opts, gpu_query=gpu_query)
-    launcher.preflight(lp)
+    say = say or process.say
+    lp = plan_mod.plan(opts, gpu_query=gpu_query)
+    process.preflight(lp)
     for note in lp.notes:
         say(note)
     result = ServeResult(lp)
@@ -88,7 +94,7 @@ def serve(
     while True:
         offset = _log_size(lp)
         t0 = time.monotonic()
-        popen = launcher.start(lp, extra)
+        popen = process.start(lp, extra)
         say(f"started pid {popen.pid}; log {lp.log_file}")
         if not opts.wait:
             result.attempts.append(Attempt(extra, popen.pid, None))
@@ -104,9 +110,10 @@ def serve(
                 pset=lp.pset,
                 probe=probe,
                 interval=interval,
+                doctor=doctor,
             )
         except KeyboardInterrupt:  # never leave a half-started server behind
-            say(launcher.stop_pid(popen.pid, grace=10.0))
+            say(process.stop_pid(popen.pid, grace=10.0))
             for f in (lp.pid_file, lp.state_file):
                 f.unlink(missing_ok=True)
             raise
@@ -116,9 +123,9 @@ def serve(
             return result
         say(f"start failed: {out.detail}")
         if popen.poll() is None:
-            say(launcher.stop_pid(popen.pid, grace=30.0))
+            say(process.stop_pid(popen.pid, grace=30.0))
         else:
-            launcher._reap(popen.pid)
+            process.reap(popen.pid)
         eager = lp.profile.enforce_eager_flag
         if opts.restart and restartable(out, policy):
             if plain_restarts < policy.max_plain_restarts:

@@ -2,7 +2,7 @@
 
 The checkpoint comes from :func:`ocrstack.testing.tiny_checkpoint.build_tiny_minicpm_ocr`
 (cached under the work dir, rebuilt only when absent); the server is started through
-:mod:`ocrstack.serving.launcher` (profile ``tf``, 127.0.0.1, a free port) and always stopped.
+:mod:`ocrstack.serving.process` (profile ``tf``, 127.0.0.1, a free port) and always stopped.
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ def transformers_server(model_dir: Path, run_dir: Path, timeout: float = 300.0) 
     Raises:
         ServerUnreachable / ServerRejected: the server never became ready (with the doctor's diagnosis).
     """
-    from ocrstack.serving import launcher
-    from ocrstack.serving.readiness import wait_ready
+    from ocrstack.client.readiness import wait_ready
+    from ocrstack.serving import plan, process
 
-    port = launcher.free_port()
-    opts = launcher.ServeOptions(
+    port = process.free_port()
+    opts = plan.ServeOptions(
         profile="tf",
         vars={"model": str(model_dir), "port": port, "host": "127.0.0.1"},
         venv=Path(sys.prefix),
@@ -71,8 +71,8 @@ def transformers_server(model_dir: Path, run_dir: Path, timeout: float = 300.0) 
         wait=False,
         restart=False,
     )
-    lp = launcher.plan(opts)
-    popen = launcher.start(lp)
+    lp = plan.plan(opts)
+    popen = process.start(lp)
     try:
         out = wait_ready(
             lp.url, lp.served_model, timeout=timeout, log=lp.log_file, process=popen, pset=lp.pset
@@ -80,4 +80,4 @@ def transformers_server(model_dir: Path, run_dir: Path, timeout: float = 300.0) 
         out.raise_for_failure()
         yield lp.url, lp.served_model
     finally:
-        launcher.stop_pid(popen.pid, grace=20.0)
+        process.stop_pid(popen.pid, grace=20.0)

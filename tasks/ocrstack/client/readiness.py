@@ -1,37 +1,53 @@
 """Wait until a server can really answer, watching its log while waiting (guide 4.4, 8).
 
 Ready means: ``/health`` answers and one tiny real chat request with the expected model
-name succeeds (:func:`ocrstack.parsing.recognition.openai.probe`, shared with ``parse``). Some
+name succeeds (:func:`ocrstack.client.probe.probe`, shared with ``parse``). Some
 servers list ``/v1/models`` before warm-up, and ``transformers serve`` lists nothing there
 for a local path and answers 400 "Server is pinned to ..." to any other model name, so the
 model list is never trusted on its own.
 
 While waiting, the server log (when known) is read incrementally:
 
-* a known fatal line (``ocrstack.doctor`` rules of stage ``serve``) ends the wait at once
-  with the diagnosis;
+* a known fatal line ends the wait at once with the diagnosis -- when the caller passes a
+  ``doctor`` (any object with ``diagnose(text) -> findings`` and ``render(findings) -> str``;
+  the commands layer passes ``ocrstack.doctor.LogDoctor(("serve",))``, so this module, shared
+  by serve and verify, imports no stage);
 * long silent phases (weights loading, torch.compile, FlashInfer JIT, CUDA graph capture;
-  regexes in ``serve_profiles.yaml``) are reported as such, not as a hang;
+  regexes in ``serve_profiles.yaml``, passed in as ``pset``) are reported as such, not as a hang;
 * the server process dying ends the wait with its exit status and the diagnosis.
 
-The default timeout is versions.yaml ``serve.first-start-seconds`` (guide 4.4: the first
-start takes about 3 minutes).
+Between probes the wait is ``interval`` seconds, or the server's ``Retry-After`` when a probe
+got a 429 (the shared rule of :mod:`ocrstack.core.retry`). The default timeout is versions.yaml
+``serve.first-start-seconds`` (guide 4.4: the first start takes about 3 minutes).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ocrstack import versions
+from ocrstack.client.probe import probe as default_probe
+from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
-from ocrstack.serving.profiles import Phase, ProfileSet
-from ocrstack.serving.profiles import load as load_profiles
+
+
+class Doctor(Protocol):
+    """What readiness needs from the log doctor (``ocrstack.doctor.LogDoctor`` fits)."""
+
+    def diagnose(self, text: str) -> list[Any]:
+        """Findings (``rule_id``, ``line_no``, ``line``, ``cause``, ``fix``) in a whole log text."""
+        ...
+
+    def render(self, findings: list[Any]) -> str:
+        """The findings as text for the user."""
+        ...
 
 
 def default_timeout() -> float:
@@ -53,6 +69,7 @@ class Outcome:
         returncode: the server's exit status when it died (negative = signal).
         probe: the probe result when ready.
         error: the ServerRejected raised by the probe (reason ``rejected``).
+        doctor: the log doctor that produced ``findings`` (renders them).
     """
 
     ready: bool
@@ -64,14 +81,13 @@ class Outcome:
     returncode: int | None = None
     probe: Any = None
     error: Any = None
+    doctor: Doctor | None = None
 
     def diagnosis(self) -> str:
         """The doctor findings rendered as text ('' when none)."""
-        if not self.findings:
+        if not self.findings or self.doctor is None:
             return ""
-        from ocrstack.doctor import render
-
-        return render(self.findings)
+        return self.doctor.render(self.findings)
 
     def raise_for_failure(self) -> None:
         """Raise ServerRejected (a 4xx answer) or ServerUnreachable when not ready; no-op when ready."""
@@ -99,20 +115,23 @@ class LogWatcher:
 
     Args:
         path: the server log (may not exist yet).
-        phases: start-up phases (from the profiles file).
+        phases: start-up phases (``serving.profiles.Phase``: ``name``, ``start`` and ``end`` regexes).
         offset: byte offset to start from (earlier attempts' output is ignored).
         ignore_rules: doctor rule ids that are phases, not fatal, while the process lives
             (``cuda-graph-capture-stalled`` matches during a normal capture).
+        doctor: the log doctor (None: no findings).
     """
 
     def __init__(
         self,
         path: Path | None,
-        phases: tuple[Phase, ...],
+        phases: tuple[Any, ...],
         offset: int = 0,
         ignore_rules: tuple[str, ...] = (),
+        doctor: Doctor | None = None,
     ) -> None:
         self.path = path
+        self.doctor = doctor
         self.phases = phases
         self.offset = offset
         self.ignore_rules = set(ignore_rules)
@@ -151,21 +170,25 @@ class LogWatcher:
         return lines
 
     def findings(self, fatal_only: bool = True) -> list[Any]:
-        """Doctor findings (stage ``serve``) in the text read so far; ``fatal_only`` drops ignored rules."""
-        if not self.text:
+        """Doctor findings in the text read so far; ``fatal_only`` drops ignored rules."""
+        if not self.text or self.doctor is None:
             return []
-        from ocrstack.doctor import diagnose
-
-        found = diagnose(self.text + self._partial, stages=["serve"])
+        found = self.doctor.diagnose(self.text + self._partial)
         if fatal_only:
             found = [f for f in found if f.rule_id not in self.ignore_rules]
         return found
 
 
-def _default_probe(url: str, model: str, timeout: float) -> Any:
-    from ocrstack.parsing.recognition.openai import probe
-
-    return probe(url, model, timeout)
+def _pid_running(pid: int) -> bool:
+    """True while ``pid`` exists. The pid comes from a state file, so the server is not our
+    child: once it exits its parent (or init) reaps it, and no zombie check is needed."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def wait_ready(
@@ -177,12 +200,13 @@ def wait_ready(
     log_offset: int = 0,
     process: Any = None,
     pid: int | None = None,
-    pset: ProfileSet | None = None,
+    pset: Any = None,
     interval: float = 1.0,
     request_timeout: float = 60.0,
     silence_report: float = 30.0,
     say: Callable[[str], None] | None = None,
     probe: Callable[[str, str, float], Any] | None = None,
+    doctor: Doctor | None = None,
 ) -> Outcome:
     """Poll ``url`` until the tiny request with ``model`` succeeds, or a reason to stop.
 
@@ -194,23 +218,25 @@ def wait_ready(
         log, log_offset: server log to watch, from this byte offset.
         process: a ``subprocess.Popen`` of the server (liveness + exit status), or
         pid: a pid to watch instead (server started by another ocrstack process).
-        pset: profiles file for phases / restart rules (default: the packaged one).
+        pset: profiles (``serving.profiles.ProfileSet``) for phases and the doctor rules that are
+            phases while the process lives; None: no phases.
         interval: seconds between probes.
         request_timeout: seconds for each tiny request.
         silence_report: report the current phase after this many seconds of log silence.
         say: progress printer (default: stderr).
         probe: ``(url, model, timeout) -> result``; raises ServerUnreachable (keep waiting) or
-            ServerRejected (stop: a 4xx will not heal). Default: the recognizer's probe.
+            ServerRejected (stop: a 4xx will not heal). Default: :func:`ocrstack.client.probe.probe`.
+        doctor: explains fatal log lines (see module docstring); None: no log diagnosis.
     Returns:
         :class:`Outcome` (never raises for "not ready"; call ``raise_for_failure``).
     """
-    from ocrstack.serving.launcher import pid_alive
-
     say = say or (lambda m: print(f"ocrstack wait-ready: {m}", file=sys.stderr, flush=True))
-    probe = probe or _default_probe
-    pset = pset or load_profiles()
+    probe = probe or default_probe
+    phases = tuple(pset.phases) if pset is not None else ()
+    ignore = tuple(pset.restart.doctor_rules) if pset is not None else ()
     timeout = default_timeout() if timeout is None else timeout
-    watcher = LogWatcher(log, pset.phases, log_offset, pset.restart.doctor_rules)
+    watcher = LogWatcher(log, phases, log_offset, ignore, doctor)
+    pause = interval
     start = time.monotonic()
     last_report = start
     last_error = "no answer yet"
@@ -223,6 +249,7 @@ def wait_ready(
             time.monotonic() - start,
             watcher.phase,
             kw.pop("findings", None) or watcher.findings(fatal_only=False),
+            doctor=doctor,
             **kw,
         )
 
@@ -240,7 +267,7 @@ def wait_ready(
         rc = None
         if process is not None:
             rc = process.poll()
-        elif pid is not None and not pid_alive(pid):
+        elif pid is not None and not _pid_running(pid):
             rc = -1
         if rc is not None:
             watcher.poll()
@@ -262,6 +289,9 @@ def wait_ready(
             return outcome(False, "rejected", exc.message, error=exc)
         except ServerUnreachable as exc:
             last_error = exc.message
+            transient = retry.find_transient(exc)
+            wait = transient.retry_after if transient is not None else None
+            pause = interval if wait is None else max(interval, wait)
         now = time.monotonic()
         if now - start >= timeout:
             where = f" (still in phase: {watcher.phase})" if watcher.phase else ""
@@ -279,4 +309,4 @@ def wait_ready(
             else:
                 last = watcher.last_line or "-"
                 say(f"waiting {now - start:.0f} s of {timeout:.0f} s; last log line: {last}")
-        time.sleep(min(interval, max(0.0, timeout - (now - start))))
+        time.sleep(min(pause, max(0.0, timeout - (now - start))))

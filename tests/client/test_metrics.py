@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ocrstack.client import metrics
 from ocrstack.core.errors import InputError
 from ocrstack.core.results import Status
-from ocrstack.serving import metrics
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "metrics"
 
@@ -243,7 +243,7 @@ def test_cli_dspark_check_takes_the_served_name_from_the_state_file(tmp_path: Pa
 def test_cli_dspark_check_unreachable_names_options_it_has(capsys) -> None:
     from ocrstack import cli
     from ocrstack.core.errors import ServerUnreachable, UsageError
-    from ocrstack.serving.launcher import free_port
+    from ocrstack.serving.process import free_port
 
     port = free_port()
     rc = cli.main(["serve", "dspark-check", "--port", str(port)])

@@ -1,4 +1,5 @@
-"""wait-ready logic: tiny-request readiness, fatal log lines (doctor), silent phases, timeouts."""
+"""wait-ready logic (ocrstack.client.readiness): tiny-request readiness, fatal log lines (the doctor,
+injected as serve does), silent phases, timeouts, Retry-After."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from ocrstack.client.readiness import LogWatcher, wait_ready
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.doctor import LogDoctor
 from ocrstack.serving import profiles
-from ocrstack.serving.readiness import LogWatcher, wait_ready
 
 PSET = profiles.load()
+DOCTOR = LogDoctor(("serve",))  # what commands/serve.py and commands/wait_ready.py pass
 
 
 def never_ready(url: str, model: str, timeout: float):
@@ -26,7 +29,9 @@ def test_ready_when_probe_succeeds_after_warmup(tmp_path: Path) -> None:
             raise ServerUnreachable("503 warming up")
         return "ok"
 
-    out = wait_ready("http://127.0.0.1:1", "minicpm-ocr", timeout=10, probe=probe, interval=0.01, pset=PSET)
+    out = wait_ready(
+        "http://127.0.0.1:1", "minicpm-ocr", timeout=10, probe=probe, interval=0.01, pset=PSET, doctor=DOCTOR
+    )
     assert out.ready and out.reason == "ready" and out.probe == "ok"
     assert calls == ["minicpm-ocr"] * 3
 
@@ -37,7 +42,9 @@ def test_rejection_ends_the_wait_at_once() -> None:
             "HTTP 400: Server is pinned to '/m'; requested 'minicpm-ocr'.", "pass --model /m", 400
         )
 
-    out = wait_ready("http://x", "minicpm-ocr", timeout=60, probe=probe, interval=0.01, pset=PSET)
+    out = wait_ready(
+        "http://x", "minicpm-ocr", timeout=60, probe=probe, interval=0.01, pset=PSET, doctor=DOCTOR
+    )
     assert not out.ready and out.reason == "rejected" and out.seconds < 5
     with pytest.raises(ServerRejected, match="pinned") as err:
         out.raise_for_failure()
@@ -50,7 +57,9 @@ def test_known_fatal_log_line_ends_the_wait_with_diagnosis(tmp_path: Path) -> No
         "INFO starting\nRuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' "
         "doesn't exist\n"
     )
-    out = wait_ready("http://x", "m", timeout=60, log=log, probe=never_ready, interval=0.01, pset=PSET)
+    out = wait_ready(
+        "http://x", "m", timeout=60, log=log, probe=never_ready, interval=0.01, pset=PSET, doctor=DOCTOR
+    )
     assert out.reason == "fatal-log" and out.seconds < 5
     assert out.findings[0].rule_id == "could-not-find-nvcc" and out.findings[0].line_no == 2
     with pytest.raises(ServerUnreachable, match="could-not-find-nvcc") as err:
@@ -63,7 +72,15 @@ def test_log_offset_skips_earlier_attempts(tmp_path: Path) -> None:
     log.write_text("Could not find nvcc\n")
     offset = log.stat().st_size
     out = wait_ready(
-        "http://x", "m", timeout=0.2, log=log, log_offset=offset, probe=never_ready, interval=0.05, pset=PSET
+        "http://x",
+        "m",
+        timeout=0.2,
+        log=log,
+        log_offset=offset,
+        probe=never_ready,
+        interval=0.05,
+        pset=PSET,
+        doctor=DOCTOR,
     )
     assert out.reason == "timeout" and not out.findings
 
@@ -84,6 +101,7 @@ def test_cuda_graph_capture_is_a_phase_not_a_fatal_error(tmp_path: Path) -> None
         silence_report=0.1,
         say=said.append,
         pset=PSET,
+        doctor=DOCTOR,
     )
     assert out.reason == "timeout" and out.phase == "CUDA graph capture"
     assert "still in phase: CUDA graph capture" in out.detail
@@ -110,7 +128,14 @@ def test_watcher_tracks_phase_end_and_partial_lines(tmp_path: Path) -> None:
 
 def test_dead_pid_ends_the_wait(tmp_path: Path) -> None:
     out = wait_ready(
-        "http://x", "m", timeout=30, pid=2**22 + 12345, probe=never_ready, interval=0.01, pset=PSET
+        "http://x",
+        "m",
+        timeout=30,
+        pid=2**22 + 12345,
+        probe=never_ready,
+        interval=0.01,
+        pset=PSET,
+        doctor=DOCTOR,
     )
     assert out.reason == "died" and out.seconds < 5
 
@@ -147,3 +172,31 @@ def test_phases_from_real_log_lines(tmp_path: Path, lines: list[str], phase: str
     w = LogWatcher(log, PSET.phases)
     w.poll()
     assert w.phase == phase
+
+
+def test_without_a_doctor_a_fatal_line_is_not_diagnosed(tmp_path: Path) -> None:
+    """The doctor is injected: client/ imports no stage, so with none the wait just runs out."""
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist\n"
+    )
+    out = wait_ready("http://x", "m", timeout=0.2, log=log, probe=never_ready, interval=0.05, pset=PSET)
+    assert out.reason == "timeout" and out.findings == [] and out.diagnosis() == ""
+
+
+def test_a_429_probe_waits_for_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared retry rule: a 429 during readiness keeps waiting, for Retry-After seconds."""
+    from ocrstack.core.retry import Transient
+
+    waits: list[float] = []
+    monkeypatch.setattr("time.sleep", waits.append)
+    calls = []
+
+    def probe(url, model, timeout):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ServerUnreachable("busy", "") from Transient("HTTP 429", retry_after=4.0, status=429)
+        return "ok"
+
+    out = wait_ready("http://x", "m", timeout=60, probe=probe, interval=0.5, pset=PSET)
+    assert out.ready and waits == [4.0]

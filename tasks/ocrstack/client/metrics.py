@@ -1,4 +1,6 @@
-"""DSpark proof (guide 6): speculative decoding is active only if its counters exist and grow.
+"""``/metrics`` scraping and the DSpark proof (guide 6), shared by ``serve`` and ``verify``.
+
+Speculative decoding is active only if its counters exist and grow.
 
 "服务能响应不代表 DSpark 生效" (guide 6): a server that answers is no proof. This module
 scrapes vLLM's Prometheus ``/metrics`` before and after a few real requests, parses it with
@@ -24,10 +26,11 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from ocrstack.client.body import chat_body, png_data_url
+from ocrstack.client.chat import chat_once
 from ocrstack.core import paths
 from ocrstack.core.errors import InputError, ServerUnreachable
 from ocrstack.core.results import Check, Report, Status
-from ocrstack.serving.profiles import default_profiles_file
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,8 @@ class CheckConfig:
 
 
 def load_config(path: Path | None = None) -> CheckConfig:
-    """Read ``dspark-check`` from the profiles file (default: the packaged one)."""
-    data = paths.read_yaml(path or default_profiles_file(), "the dspark-check settings")
+    """Read ``dspark-check`` from the profiles file (default: the packaged ``serve_profiles.yaml``)."""
+    data = paths.read_yaml(path or paths.data_file("serve_profiles.yaml"), "the dspark-check settings")
     d = data["dspark-check"]
     c = d["counters"]
     low, high = d["acceptance-length"]
@@ -289,8 +292,6 @@ def text_page_png(lines: int = 12) -> str:
         draw.text(
             (20, 20 + 24 * i), f"{i + 1}. The quick brown fox jumps over the lazy dog {i * 7}", fill="black"
         )
-    from ocrstack.client import png_data_url
-
     return png_data_url(img)
 
 
@@ -300,8 +301,6 @@ def send_requests(url: str, model: str, n: int = 3, max_tokens: int = 256, timeo
     Raises:
         ServerRejected: a 4xx answer; ServerUnreachable: connection failure or 5xx.
     """
-    from ocrstack.client import chat_body, chat_once
-
     body = chat_body(model, "OCR the text in this image.", text_page_png(), max_tokens=max_tokens)
     total = 0
     for _ in range(n):
