@@ -132,7 +132,7 @@ def measure(corpus: Path, stem: str, page: int) -> dict:
         "layout_keep_paratext": _scores(gold, markdown_text(markdown(layout, keep_paratext=True))),
         "whole_page": _scores(gold, whole_text),
         "rapidocr_y_order_sequence": round(sequence_similarity(gold, y_sorted), 4),
-        "ocr_seconds": round(layout.timings.get("orient", 0.0) + layout.timings.get("recognize", 0.0), 2),
+        "ocr_seconds": round(layout.timings.get("orient", 0.0) + layout.timings.get("recognise", 0.0), 2),
     }
 
 

@@ -264,13 +264,13 @@ def test_pdf_pages_render_at_dpi_with_range_and_limit(tmp_path: Path) -> None:
 def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pdf = write(tmp_path / "long.pdf", make_pdf([{"size": (72, 72)}] * 20))
     calls: list[int] = []
-    real = documents._render_pdf_page
+    real = documents.pdf._render_pdf_page
 
     def spy(doc, path, index, *args):  # noqa: ANN001, ANN002
         calls.append(index)
         return real(doc, path, index, *args)
 
-    monkeypatch.setattr(documents, "_render_pdf_page", spy)
+    monkeypatch.setattr(documents.pdf, "_render_pdf_page", spy)
     stream = iter_pages(pdf, dpi=10)
     first = next(stream)
     assert first.index == 0 and calls == [0]
@@ -282,7 +282,7 @@ def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_pdf_reopened_in_chunks_keeps_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sizes = [(72 + i, 72) for i in range(11)]  # page i is 72 + i points wide
     pdf = write(tmp_path / "chunks.pdf", make_pdf([{"size": s} for s in sizes]))
-    monkeypatch.setattr(documents, "PDF_REOPEN_EVERY", 4)
+    monkeypatch.setattr(documents.pdf, "PDF_REOPEN_EVERY", 4)
     got = list(iter_pages(pdf, dpi=72))
     assert [p.index for p in got] == list(range(11))
     assert [p.size for p in got] == [(px(w, 72), px(h, 72)) for w, h in sizes]
@@ -291,7 +291,7 @@ def test_pdf_reopened_in_chunks_keeps_order(tmp_path: Path, monkeypatch: pytest.
 
 def test_pdf_changed_between_chunks_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pdf = write(tmp_path / "moving.pdf", make_pdf([{"size": (72, 72)}] * 6))
-    monkeypatch.setattr(documents, "PDF_REOPEN_EVERY", 2)
+    monkeypatch.setattr(documents.pdf, "PDF_REOPEN_EVERY", 2)
     stream = iter_pages(pdf, dpi=10)
     next(stream), next(stream)
     write(pdf, make_pdf([{"size": (72, 72)}] * 7))
@@ -417,11 +417,17 @@ def test_pdf_with_no_pages_is_an_input_error(tmp_path: Path) -> None:
     assert str(path) in str(err.value) and "fix:" in str(err.value)
 
 
-def test_bad_numeric_options() -> None:
-    with pytest.raises(UsageError):
-        next(iter_pages(Path("x.pdf"), dpi=0))
-    with pytest.raises(UsageError):
-        next(iter_pages(Path("x.pdf"), max_pixels=0))
+def test_bad_numeric_options_are_refused_by_the_option_declarations() -> None:
+    """The ranges of --dpi / --max-pixels / --limit live in one place (ocrstack.parsing.options)."""
+    from ocrstack.parsing.options import ParseOptions, validate
+
+    for field, value, flag in (
+        ("dpi", 0, "--dpi"),
+        ("max_pixels", 0, "--max-pixels"),
+        ("limit", 0, "--limit"),
+    ):
+        with pytest.raises(UsageError, match=flag):
+            validate(ParseOptions(inputs=(), **{field: value}))
 
 
 # --------------------------------------------------------------------------- images

@@ -44,9 +44,12 @@ def test_unknown_label_is_text_with_warning():
     assert cat is Category.TEXT and "hologram" in warning
 
 
-def test_registry_rejects_unknown_kind_listing_valid_ones():
-    with pytest.raises(UsageError, match="rapid-layout, pp-doclayout-v3, paddlex, none"):
-        layout.create("bogus", ParseOptions(inputs=()))
+def test_options_reject_unknown_layout_kind_listing_valid_ones():
+    from ocrstack.parsing.options import validate
+
+    with pytest.raises(UsageError, match="rapid-layout, pp-doclayout-v3, paddlex, none") as err:
+        validate(ParseOptions(inputs=(), layout="bogus"))
+    assert "unknown layout kind 'bogus'" in str(err.value)
 
 
 def test_none_is_one_whole_page_block():

@@ -19,9 +19,9 @@ import pytest
 from PIL import Image
 
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
-from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.options import OpenAIOptions, ParseOptions
 from ocrstack.parsing.recognition import create as create_recognizer
-from ocrstack.parsing.recognition.openai import OpenAIRecognizer, RecognizerSettings, crop_box
+from ocrstack.parsing.recognition.openai import OpenAIRecognizer, crop_box
 from ocrstack.parsing.types import Block, Category, PageImage
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
@@ -32,18 +32,13 @@ def page(w: int = 400, h: int = 300) -> PageImage:
     )
 
 
-def settings(*urls: str, **kw) -> RecognizerSettings:
-    base = dict(
-        model="minicpm-ocr",
-        prompts="minicpm-ocr",
-        concurrency=2,
-        request_timeout=10.0,
-        retries=2,
-        probe_timeout=5.0,
-        backoff_base=0.02,
-    )
+def recognizer(*urls: str, **kw) -> OpenAIRecognizer:
+    """An openai recognizer with short timeouts/backoff for tests; ``kw`` overrides options."""
+    base = dict(model="minicpm-ocr", prompts="minicpm-ocr", concurrency=2, request_timeout=10.0, retries=2)
     base.update(kw)
-    return RecognizerSettings(server_urls=tuple(urls), **base)
+    return OpenAIRecognizer(
+        OpenAIOptions(server_urls=tuple(urls), **base), probe_timeout=5.0, backoff_base=0.02
+    )
 
 
 def free_port() -> int:
@@ -68,7 +63,7 @@ def test_blocks_become_one_request_each_with_crop_and_category_prompt(server: Fa
         Block(bbox=(0, 100, 400, 300), category=Category.TABLE),
         Block(bbox=(5, 5, 25, 25), category=Category.FIGURE),
     ]
-    with OpenAIRecognizer(settings(server.url)) as rec:
+    with recognizer(server.url) as rec:
         out = rec.recognize(page(), blocks)
     assert out is blocks
     chats = server.requests[1:]  # [0] is the probe's tiny request
@@ -94,7 +89,7 @@ def test_blocks_become_one_request_each_with_crop_and_category_prompt(server: Fa
 
 
 def test_mineru_set_sends_system_message_and_task_prompt(server: FakeOpenAIServer) -> None:
-    with OpenAIRecognizer(settings(server.url, prompts="mineru-diffusion")) as rec:
+    with recognizer(server.url, prompts="mineru-diffusion") as rec:
         rec.recognize(page(), [Block(bbox=(0, 0, 100, 50), category=Category.FORMULA)])
     body = server.requests[-1].body
     assert body["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
@@ -118,7 +113,7 @@ def test_bbox_outside_page_is_a_warning_not_a_request(server: FakeOpenAIServer) 
     assert crop_box((500, 10, 600, 20), (400, 300)) is None
     assert crop_box((-5.5, -1, 10.2, 3.1), (400, 300)) == (0, 0, 11, 4)
     b = Block(bbox=(500, 10, 600, 20), category=Category.TEXT)
-    with OpenAIRecognizer(settings(server.url)) as rec:
+    with recognizer(server.url) as rec:
         rec.recognize(page(), [b])
     assert len(server.requests) == 1  # probe only
     assert "outside" in b.warnings[0]
@@ -135,7 +130,7 @@ def test_bbox_outside_page_is_a_warning_not_a_request(server: FakeOpenAIServer) 
 def test_output_warnings(reply: str, finish: str, text: str, warning: str) -> None:
     with FakeOpenAIServer(reply=lambda body, size: reply, finish_reason=finish) as srv:
         b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
-        with OpenAIRecognizer(settings(srv.url)) as rec:
+        with recognizer(srv.url) as rec:
             rec.recognize(page(), [b])
     assert b.text == text
     assert any(warning in w for w in b.warnings), b.warnings
@@ -144,7 +139,7 @@ def test_output_warnings(reply: str, finish: str, text: str, warning: str) -> No
 def test_api_key_is_sent_as_bearer_and_never_shown(capsys: pytest.CaptureFixture[str]) -> None:
     key = "sk-secret-do-not-log-42"
     with FakeOpenAIServer() as srv:
-        rec = OpenAIRecognizer(settings(srv.url, api_key=key))
+        rec = recognizer(srv.url, api_key=key)
         with rec:
             rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
             assert all(r.headers.get("Authorization") == f"Bearer {key}" for r in srv.requests)
@@ -159,7 +154,7 @@ def test_api_key_is_sent_as_bearer_and_never_shown(capsys: pytest.CaptureFixture
 
 def test_recognizer_probes_before_first_page_and_fails_fast() -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    rec = OpenAIRecognizer(settings(url, request_timeout=1800))
+    rec = recognizer(url, request_timeout=1800)
     start = time.monotonic()
     with pytest.raises(ServerUnreachable, match="curl --noproxy"):
         rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
@@ -170,7 +165,7 @@ def test_recognizer_probes_before_first_page_and_fails_fast() -> None:
 
 
 def test_4xx_during_run_is_raised_at_once_and_never_retried(server: FakeOpenAIServer) -> None:
-    with OpenAIRecognizer(settings(server.url, retries=5)) as rec:
+    with recognizer(server.url, retries=5) as rec:
         rec.start()
         server.config.status = 400
         server.config.error_message = "Request contains too many images"
@@ -182,7 +177,7 @@ def test_4xx_during_run_is_raised_at_once_and_never_retried(server: FakeOpenAISe
 
 def test_4xx_cancels_the_rest_of_the_page(server: FakeOpenAIServer) -> None:
     blocks = [Block(bbox=(0, 0, 10 + i, 10), category=Category.TEXT) for i in range(30)]
-    with OpenAIRecognizer(settings(server.url, concurrency=1)) as rec:
+    with recognizer(server.url, concurrency=1) as rec:
         rec.start()
         server.config.status = 400
         with pytest.raises(ServerRejected):
@@ -191,7 +186,7 @@ def test_4xx_cancels_the_rest_of_the_page(server: FakeOpenAIServer) -> None:
 
 
 def test_5xx_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:
-    with OpenAIRecognizer(settings(server.url, retries=3)) as rec:
+    with recognizer(server.url, retries=3) as rec:
         rec.start()
         server.config.fail_first = server.chat_count + 2  # next two answers are 503
         b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
@@ -201,7 +196,7 @@ def test_5xx_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:
 
 
 def test_5xx_retries_are_bounded(server: FakeOpenAIServer) -> None:
-    with OpenAIRecognizer(settings(server.url, retries=2)) as rec:
+    with recognizer(server.url, retries=2) as rec:
         rec.start()
         server.config.fail_first = 10**6
         with pytest.raises(ServerUnreachable, match="503") as err:
@@ -211,7 +206,7 @@ def test_5xx_retries_are_bounded(server: FakeOpenAIServer) -> None:
 
 
 def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
-    with OpenAIRecognizer(settings(server.url, retries=2)) as rec:
+    with recognizer(server.url, retries=2) as rec:
         rec.start()
         server.config.drop_first = server.chat_count + 1
         b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
@@ -222,7 +217,7 @@ def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
 def test_timeout_is_retried_and_bounded() -> None:
     with (
         FakeOpenAIServer() as srv,
-        OpenAIRecognizer(settings(srv.url, request_timeout=0.3, retries=1)) as rec,
+        recognizer(srv.url, request_timeout=0.3, retries=1) as rec,
     ):
         rec.start()
         srv.config.latency = 2
@@ -250,7 +245,7 @@ def _max_overlap(records) -> int:
 def test_requests_spread_over_servers_with_bounded_concurrency() -> None:
     with FakeOpenAIServer(latency=0.1) as a, FakeOpenAIServer(latency=0.1) as b:
         blocks = [Block(bbox=(0, 0, 10 + i, 10), category=Category.TEXT) for i in range(24)]
-        with OpenAIRecognizer(settings(a.url, b.url, concurrency=2)) as rec:
+        with recognizer(a.url, b.url, concurrency=2) as rec:
             rec.recognize(page(), blocks)
         assert all(bl.text.startswith(f"[{10 + i}x10]") for i, bl in enumerate(blocks))
         for srv in (a, b):
@@ -264,7 +259,7 @@ def test_dead_server_does_not_stall_the_others(capsys: pytest.CaptureFixture[str
     dead = f"http://127.0.0.1:{free_port()}"
     with FakeOpenAIServer(latency=0.02) as live:
         blocks = [Block(bbox=(0, 0, 10, 10), category=Category.TEXT) for _ in range(12)]
-        with OpenAIRecognizer(settings(dead, live.url, concurrency=2, retries=1)) as rec:
+        with recognizer(dead, live.url, concurrency=2, retries=1) as rec:
             start = time.monotonic()
             rec.recognize(page(), blocks)
             elapsed = time.monotonic() - start
@@ -277,7 +272,7 @@ def test_dead_server_does_not_stall_the_others(capsys: pytest.CaptureFixture[str
 def test_server_dying_mid_run_is_rerouted() -> None:
     with FakeOpenAIServer(latency=0.05) as b:
         a = FakeOpenAIServer(latency=0.05).start()
-        rec = OpenAIRecognizer(settings(a.url, b.url, concurrency=2, retries=2))
+        rec = recognizer(a.url, b.url, concurrency=2, retries=2)
         try:
             rec.start()
             a.stop()  # dies after the probe: its connections are refused from now on
@@ -291,7 +286,7 @@ def test_server_dying_mid_run_is_rerouted() -> None:
 
 def test_slow_server_takes_fewer_jobs_and_does_not_stall_the_fast_one() -> None:
     with FakeOpenAIServer(latency=1.0, max_concurrent=1) as slow, FakeOpenAIServer(latency=0.01) as fast:
-        rec = OpenAIRecognizer(settings(slow.url, fast.url, concurrency=1))
+        rec = recognizer(slow.url, fast.url, concurrency=1)
         pages = [[Block(bbox=(0, 0, 10, 10), category=Category.TEXT)] for _ in range(20)]
         with rec, ThreadPoolExecutor(8) as pool:
             rec.start()
@@ -303,7 +298,7 @@ def test_slow_server_takes_fewer_jobs_and_does_not_stall_the_fast_one() -> None:
 
 def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
     a, b = FakeOpenAIServer().start(), FakeOpenAIServer().start()
-    rec = OpenAIRecognizer(settings(a.url, b.url, retries=1))
+    rec = recognizer(a.url, b.url, retries=1)
     try:
         rec.start()
         a.stop()
@@ -317,7 +312,7 @@ def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
 
 
 def test_recognize_is_thread_safe(server: FakeOpenAIServer) -> None:
-    rec = OpenAIRecognizer(settings(server.url, concurrency=3))
+    rec = recognizer(server.url, concurrency=3)
     pages = [[Block(bbox=(0, 0, 5 + i, 5 + j), category=Category.TEXT) for j in range(3)] for i in range(10)]
     errors: list[BaseException] = []
 

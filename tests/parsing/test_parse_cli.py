@@ -156,3 +156,24 @@ def test_bad_output_path_and_limit_zero_are_one_line_usage_errors(tmp_path, caps
         assert err.count("\n") == 1 and "Traceback" not in err, err
         assert ("--limit" in err) if "--limit" in argv else (argv[1] in err), err
     assert not (tmp_path / "o" / "a.md").exists()
+
+
+def test_cli_and_mapping_refuse_a_bad_value_with_the_same_message(tmp_path, capsys):
+    """One declaration, one validation: ``--concurrency 0`` on the command line and
+    ``{"concurrency": "0"}`` from a form give the same one-line message and fix."""
+    from ocrstack.core.errors import UsageError
+    from ocrstack.parsing.options import from_mapping
+
+    img = tmp_path / "a.png"
+    Image.new("RGB", (50, 40), "white").save(img)
+    for flag, field, value in (
+        ("--concurrency", "concurrency", "0"),
+        ("--dpi", "dpi", "x"),
+        ("--timeout", "request_timeout", "-1"),
+    ):
+        assert cli.main(["parse", str(img), flag, value, "-o", str(tmp_path / "o"), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        with pytest.raises(UsageError) as mapped:
+            from_mapping({field: value})
+        assert err.strip() == f"ocrstack: error: {mapped.value}", err
+    assert not (tmp_path / "o").exists()

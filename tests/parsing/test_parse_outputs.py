@@ -17,6 +17,8 @@ from ocrstack.core.errors import UsageError
 from ocrstack.parsing import outputs
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.recognition.openai import OpenAIRecognizer
+from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
 from ocrstack.parsing.types import Block, Category
 
 
@@ -59,6 +61,14 @@ def test_atomic_write_failure_keeps_old_content(tmp_path: Path, monkeypatch: pyt
     assert [p.name for p in tmp_path.iterdir()] == ["a.md"]
 
 
+#: The cache-key contribution each recognizer declares (Parser.cache_fields() in a run).
+ENGINE_FIELDS = {"rapidocr": RapidOcrRecognizer.cache_fields, "openai": OpenAIRecognizer.cache_fields}
+
+
+def _key(o: ParseOptions) -> str:
+    return outputs.settings_hash(outputs.settings(o, ENGINE_FIELDS[o.recognizer]))
+
+
 def test_page_result_json_round_trip():
     r = _result(images={0: "x_files/p0001-b00.png"})
     back = PageResult.from_json(json.loads(json.dumps(r.to_json())))
@@ -69,13 +79,13 @@ def test_page_result_json_round_trip():
 
 def test_cache_hits_same_settings_and_misses_changed_settings(tmp_path: Path):
     opts = ParseOptions(inputs=(tmp_path / "a.pdf",))
-    key = outputs.settings_hash(outputs.settings(opts))
+    key = _key(opts)
     cache = outputs.PageCache(tmp_path, "ab" * 32, key)
     cache.store(_result(index=3))
     assert cache.load(3, tmp_path).blocks[0].text == "Hi <x>"
     assert cache.load(2, tmp_path) is None
     for change in ({"dpi": 300}, {"layout": "none"}, {"recognizer": "openai"}, {"max_pixels": 10}):
-        other = outputs.settings_hash(outputs.settings(dataclasses.replace(opts, **change)))
+        other = _key(dataclasses.replace(opts, **change))
         assert other != key, change
         assert outputs.PageCache(tmp_path, "ab" * 32, other).load(3, tmp_path) is None
     # another input (different sha256) never sees this page
@@ -85,16 +95,16 @@ def test_cache_hits_same_settings_and_misses_changed_settings(tmp_path: Path):
 def test_settings_ignore_options_that_do_not_change_pages(tmp_path: Path):
     opts = ParseOptions(inputs=(tmp_path / "a.pdf",))
     same = dataclasses.replace(opts, force=True, concurrency=9, keep_paratext=True, output=tmp_path / "x")
-    assert outputs.settings_hash(outputs.settings(opts)) == outputs.settings_hash(outputs.settings(same))
+    assert _key(opts) == _key(same)
 
 
 def test_prompt_file_content_is_part_of_the_key(tmp_path: Path):
     f = tmp_path / "p.yaml"
     f.write_text("a: 1\n")
     opts = ParseOptions(inputs=(), recognizer="openai", prompts=str(f))
-    k1 = outputs.settings_hash(outputs.settings(opts))
+    k1 = _key(opts)
     f.write_text("a: 2\n")
-    assert outputs.settings_hash(outputs.settings(opts)) != k1
+    assert _key(opts) != k1
 
 
 def test_cache_entry_with_missing_figure_file_is_a_miss(tmp_path: Path):
@@ -146,20 +156,39 @@ def test_overlay_draws_boxes_without_touching_the_page():
 
 
 def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from ocrstack.core import paths
+    """The fingerprint follows module sources by import name: an edit changes it, the same
+    package at another path does not."""
+    for where in ("a", "b"):
+        pkg = tmp_path / where / "fakepkg"
+        (pkg / "sub").mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "sub" / "__init__.py").write_text("")
+        (pkg / "sub" / "mod.py").write_text("A = 1\n")
+    monkeypatch.setattr(outputs, "PAGE_CODE", ("fakepkg",))
 
-    pkg = tmp_path / "pkg"
-    (pkg / "parsing" / "layout").mkdir(parents=True)
-    (pkg / "parsing" / "layout" / "rapid.py").write_text("A = 1\n")
-    monkeypatch.setattr(paths, "PACKAGE_DIR", pkg)
-    outputs.code_fingerprint.cache_clear()
-    first = outputs.code_fingerprint()
-    (pkg / "parsing" / "layout" / "rapid.py").write_text("A = 2\n")
-    outputs.code_fingerprint.cache_clear()
+    def fingerprint(where: str) -> str:
+        import sys
+
+        for name in [m for m in sys.modules if m == "fakepkg" or m.startswith("fakepkg.")]:
+            monkeypatch.delitem(sys.modules, name)
+        monkeypatch.syspath_prepend(str(tmp_path / where))
+        outputs.code_fingerprint.cache_clear()
+        return outputs.code_fingerprint()
+
     try:
-        assert outputs.code_fingerprint() != first
+        first = fingerprint("a")
+        assert fingerprint("b") == first  # another location, same code
+        (tmp_path / "b" / "fakepkg" / "sub" / "mod.py").write_text("A = 2\n")
+        assert fingerprint("b") != first
     finally:
         outputs.code_fingerprint.cache_clear()
+
+
+def test_page_code_covers_the_parsing_modules_and_data():
+    names = [n for n, _ in outputs._module_sources("ocrstack.parsing")]
+    assert "ocrstack.parsing.stages" in names and "ocrstack.parsing.recognition.openai" in names
+    data = [n for n, _ in outputs._data_files("ocrstack", "data/prompts")]
+    assert data and all(n.startswith("ocrstack/data/prompts/") for n in data)
 
 
 def test_keep_paratext_is_part_of_the_key_for_remote_recognizers_only(tmp_path: Path):
@@ -167,6 +196,6 @@ def test_keep_paratext_is_part_of_the_key_for_remote_recognizers_only(tmp_path: 
     with it must not reuse those pages."""
     local = ParseOptions(inputs=(tmp_path / "a.pdf",))
     remote = dataclasses.replace(local, recognizer="openai")
-    h = lambda o: outputs.settings_hash(outputs.settings(o))  # noqa: E731
+    h = _key
     assert h(local) == h(dataclasses.replace(local, keep_paratext=True))
     assert h(remote) != h(dataclasses.replace(remote, keep_paratext=True))

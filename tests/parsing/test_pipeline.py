@@ -12,11 +12,12 @@ from PIL import Image, ImageDraw
 
 from ocrstack.core.errors import CheckFailed, PartialSuccess, ServerRejected, UsageError
 from ocrstack.parsing import pipeline
+from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, Category, PageImage
 
 
-class FakeLayout:
+class FakeLayout(LayoutProvider):
     name = "fake-layout"
     gives_order = False
 
@@ -35,7 +36,7 @@ class FakeLayout:
         ]
 
 
-class FakeRecognizer:
+class FakeRecognizer(Recognizer):
     name = "fake-ocr"
     structured = False
 

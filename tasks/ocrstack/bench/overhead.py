@@ -48,9 +48,10 @@ def _client_cpu_rows(pdf: Path, opts: BenchOptions) -> list[Row]:
     """Per-page client CPU, in-process: render (documents.iter_pages), crop+PNG+base64+JSON."""
     from ocrstack.parsing import documents
     from ocrstack.parsing.layout.whole_page import WholePage
-    from ocrstack.parsing.recognition.openai import OpenAIRecognizer, RecognizerSettings
+    from ocrstack.parsing.options import OpenAIOptions
+    from ocrstack.parsing.recognition.openai import OpenAIRecognizer
 
-    rec = OpenAIRecognizer(RecognizerSettings(server_urls=("http://127.0.0.1:9",), model="minicpm-ocr"))
+    rec = OpenAIRecognizer(OpenAIOptions(server_urls=("http://127.0.0.1:9",), model="minicpm-ocr"))
     render = encode = 0.0
     n = 0
     it = documents.iter_pages(pdf, dpi=opts.dpi)

@@ -1,65 +1,278 @@
-"""Typed options for ``ocrstack parse``, with every default in one place.
+"""Options of ``ocrstack parse``, each declared once (:mod:`ocrstack.core.options`).
 
-Precedence: these defaults < environment (``OCR_LAYOUT_MODEL_DIR``) < CLI flags.
-The served model name and port default to ``envs/versions.yaml`` (guide 4.1:
-the name must match the server's ``--served-model-name``).
+Per-engine settings live in their own classes with a ``kind`` (docling's ``pipeline_options.py``):
+:class:`LayoutOptions` (``--layout``, ``--layout-model``) and :class:`OpenAIOptions` (the ``openai``
+recognizer: servers, served model name, prompts, concurrency, timeout, retries, max tokens, key).
+:class:`ParseOptions` is their flat union plus the document/output options, because the CLI flags
+and HTTP form fields are flat; an engine takes its own class out of it with :meth:`EngineOptions.of`
+(a generic projection by field name, nothing copied by hand).
+
+Derived from the declarations: the ``parse`` argparse arguments (:func:`add_arguments`), the object
+from parsed arguments or from strings (:func:`from_mapping`, for the HTTP API), validation
+(:func:`ocrstack.core.options.validate`, run by :func:`ocrstack.parsing.pipeline.run` for every
+caller) and the cache-key values (:func:`ocrstack.core.options.cache_values`).
+
+Precedence: declared defaults < environment (``OCR_LAYOUT_MODEL_DIR``) < CLI flags / mapping.
+The served model name and URL default to ``envs/versions.yaml`` (:mod:`ocrstack.core.endpoints`;
+guide 4.1: the name must match the server's ``--served-model-name``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import argparse
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
+from ocrstack.core import options as opt
 from ocrstack.core.endpoints import default_model, default_server_url
 
+#: Environment variable naming the layout checkpoint / inference directory (issue 3).
+LAYOUT_MODEL_ENV = "OCR_LAYOUT_MODEL_DIR"
 
-@dataclass(frozen=True)
-class ParseOptions:
-    """Everything ``ocrstack parse`` needs; built by the CLI, passed to :mod:`ocrstack.parsing.pipeline`.
+E = TypeVar("E", bound="EngineOptions")
 
-    Attributes:
-        inputs: files or directories (relative paths resolved against the cwd by the CLI).
-        output: output directory; one ``NAME.md`` + ``NAME.blocks.json`` per input.
-        pages: 1-based page selection like ``"1-3,7"``; None = all pages.
-        dpi: PDF render resolution in dots per inch.
-        layout: layout provider kind (see :mod:`ocrstack.parsing.layout`).
-        layout_model: checkpoint / inference dir for model-backed layout providers.
-        recognizer: recognizer kind (see :mod:`ocrstack.parsing.recognition`).
-        server_urls: OpenAI-compatible endpoints for ``recognizer="openai"``.
-        model: served model name sent in each request.
-        prompts: prompt set name (``minicpm-ocr``, ``mineru-diffusion``) or a YAML file path.
-        concurrency: in-flight requests per server.
-        limit: parse at most this many pages per input (guide 5: try one page first).
-        password: PDF user password.
-        force: overwrite existing outputs.
-        keep_paratext: keep header/footer/page-number blocks.
-        save_layout_images: write per-page layout overlay PNGs.
-        request_timeout: seconds per HTTP request.
-        retries: retries for connection errors / timeouts / 5xx (never for 4xx, guide 8).
-        max_tokens: generation cap per block.
-        max_pixels: pixel budget per rendered page; larger pages are downscaled.
-        api_key: optional bearer token for ``recognizer="openai"`` (``--api-key``; else
-            ``$OPENAI_API_KEY``). Excluded from ``repr`` and never written to outputs or logs.
+
+def _layouts() -> list[str]:
+    from ocrstack.parsing.layout import LAYOUTS
+
+    return list(LAYOUTS)
+
+
+def _recognizers() -> list[str]:
+    from ocrstack.parsing.recognition import RECOGNIZERS
+
+    return list(RECOGNIZERS)
+
+
+def prompt_ref(value: str) -> str:
+    """Converter for ``--prompts``: a set name stays as is; a YAML file or a path becomes absolute."""
+    if Path(value).suffix in (".yaml", ".yml") or os.sep in value:
+        return str(opt.path(value))
+    return value
+
+
+def prompts_fingerprint(prompts: str) -> str:
+    """The prompt set name, or for a file the sha256 of its content (so an edited file recomputes)."""
+    p = Path(prompts)
+    if p.is_file():
+        return "file:" + hashlib.sha256(p.read_bytes()).hexdigest()
+    return prompts
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineOptions:
+    """Base of the per-engine option classes; ``kind`` names the engine they configure."""
+
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def of(cls: type[E], options: Any) -> E:
+        """This engine's options taken out of ``options`` (fields of the same name)."""
+        return opt.project(options, cls)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayoutOptions(EngineOptions):
+    """Layout provider choice and its model directory."""
+
+    kind: ClassVar[str] = "layout"
+
+    layout: str = opt.option(
+        "rapid-layout",
+        flags=("--layout",),
+        metavar="KIND",
+        choices=_layouts,
+        cache=True,
+        help="layout provider: {choices} (default: {default})",
+    )
+    layout_model: Path | None = opt.option(
+        None,
+        flags=("--layout-model",),
+        metavar="DIR",
+        convert=opt.path,
+        env=LAYOUT_MODEL_ENV,
+        cache=True,
+        help=f"checkpoint/inference dir for pp-doclayout-v3 or paddlex (default: ${LAYOUT_MODEL_ENV})",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAIOptions(EngineOptions):
+    """The ``openai`` recognizer: any OpenAI-compatible chat-completions server (guide 4/5/8).
+
+    ``api_key`` (``--api-key``; else ``$OPENAI_API_KEY`` when the recognizer is made) is excluded
+    from ``repr`` and never written to outputs or logs.
     """
 
+    kind: ClassVar[str] = "openai"
+
+    server_urls: tuple[str, ...] = opt.option(
+        default_factory=lambda: (default_server_url(),),
+        flags=("--server-url",),
+        many=True,
+        metavar="URL",
+        show=lambda urls: urls[0],
+        help="OpenAI-compatible endpoint; repeat for several (default: {default})",
+    )
+    model: str = opt.option(
+        default_factory=default_model,
+        flags=("--model",),
+        cache="engine",
+        help="served model name (default: {default})",
+    )
+    prompts: str = opt.option(
+        "minicpm-ocr",
+        flags=("--prompts",),
+        metavar="NAME|FILE",
+        convert=prompt_ref,
+        cache="engine",
+        cache_form=prompts_fingerprint,
+        help="prompt set name or YAML file (default: {default})",
+    )
+    concurrency: int = opt.option(
+        4,
+        flags=("--concurrency",),
+        convert=int,
+        minimum=1,
+        example="4",
+        help="in-flight requests per server (default: {default})",
+    )
+    request_timeout: float = opt.option(
+        600.0,
+        flags=("--timeout",),
+        convert=float,
+        above=0,
+        example="600",
+        help="seconds per request (default: {default:g})",
+    )
+    retries: int = opt.option(
+        3,
+        flags=("--retries",),
+        convert=int,
+        minimum=0,
+        example="3",
+        help="retries after connection errors/timeouts/5xx, never after a 4xx (default: {default})",
+    )
+    max_tokens: int = opt.option(
+        4096,
+        flags=("--max-tokens",),
+        convert=int,
+        minimum=1,
+        example="4096",
+        cache="engine",
+        help="generation cap per block (default: {default})",
+    )
+    api_key: str | None = opt.option(
+        None,
+        flags=("--api-key",),
+        secret=True,
+        help="bearer token for --recognizer openai (default: $OPENAI_API_KEY; never logged)",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParseOptions(OpenAIOptions, LayoutOptions):
+    """Everything ``ocrstack parse`` needs; built by the CLI (or :func:`from_mapping`), checked by
+    :func:`validate`, passed to :mod:`ocrstack.parsing.pipeline`.
+
+    ``inputs`` are files or directories (the CLI makes relative paths absolute against the cwd);
+    every other field is an option declared below or in the engine classes it inherits.
+    """
+
+    kind: ClassVar[str] = "parse"
+
     inputs: tuple[Path, ...]
-    output: Path = Path("out")
-    pages: str | None = None
-    dpi: int = 200
-    layout: str = "rapid-layout"
-    layout_model: Path | None = None
-    recognizer: str = "rapidocr"
-    server_urls: tuple[str, ...] = field(default_factory=lambda: (default_server_url(),))
-    model: str = field(default_factory=default_model)
-    prompts: str = "minicpm-ocr"
-    concurrency: int = 4
-    limit: int | None = None
-    password: str | None = None
-    force: bool = False
-    keep_paratext: bool = False
-    save_layout_images: bool = False
-    request_timeout: float = 600.0
-    retries: int = 3
-    max_tokens: int = 4096
-    max_pixels: int = 40_000_000
-    api_key: str | None = field(default=None, repr=False)
+    output: Path = opt.option(
+        Path("out"),
+        flags=("-o", "--output"),
+        convert=opt.path,
+        help="output directory (default: {default})",
+    )
+    pages: str | None = opt.option(
+        None, flags=("--pages",), help="1-based page selection, e.g. 1-3,7 (default: all)"
+    )
+    dpi: int = opt.option(
+        200,
+        flags=("--dpi",),
+        convert=int,
+        above=0,
+        example="200",
+        cache=True,
+        help="PDF render resolution (default: {default})",
+    )
+    recognizer: str = opt.option(
+        "rapidocr",
+        flags=("--recognizer",),
+        metavar="KIND",
+        choices=_recognizers,
+        cache=True,
+        help="recognizer: {choices} (default: {default})",
+    )
+    limit: int | None = opt.option(
+        None,
+        flags=("--limit",),
+        convert=int,
+        minimum=1,
+        example="1",
+        help="parse at most N pages per input",
+    )
+    max_pixels: int = opt.option(
+        40_000_000,
+        flags=("--max-pixels",),
+        convert=int,
+        minimum=1,
+        example="40000000",
+        cache=True,
+        help="pixel budget per rendered page; larger pages are scaled down (default: {default})",
+    )
+    password: str | None = opt.option(None, flags=("--password",), secret=True, help="PDF user password")
+    force: bool = opt.option(False, flags=("--force",), help="overwrite existing finished outputs")
+    keep_paratext: bool = opt.option(
+        False,
+        flags=("--keep-paratext",),
+        cache="engine",
+        help="keep headers, footers and page numbers",
+    )
+    save_layout_images: bool = opt.option(
+        False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add every ``parse`` option (not ``INPUT`` or ``--no-progress``) to ``parser``."""
+    opt.add_arguments(parser, ParseOptions)
+
+
+def from_args(args: argparse.Namespace, inputs: tuple[Path, ...]) -> ParseOptions:
+    """ParseOptions from parsed ``parse`` arguments (strings converted and validated here).
+
+    Raises:
+        UsageError: a value that does not convert or is out of range (flag and fix named).
+    """
+    return opt.build(ParseOptions, opt.namespace_values(args, ParseOptions), inputs=inputs)
+
+
+def from_mapping(values: Mapping[str, Any], inputs: tuple[Path, ...] = ()) -> ParseOptions:
+    """ParseOptions from a mapping of field names to strings (HTTP form fields) or typed values.
+
+    ``{"dpi": "150", "pages": "1-2", "server_urls": "http://a,http://b", "force": "true"}``:
+    strings are converted and validated by the same code as the CLI, so a bad value raises the
+    same :class:`~ocrstack.core.errors.UsageError` (flag name and fix) as ``ocrstack parse``.
+
+    Raises:
+        UsageError: unknown field, unconvertible or out-of-range value.
+    """
+    return opt.build(ParseOptions, values, inputs=inputs)
+
+
+def validate(options: ParseOptions) -> None:
+    """Check every declared range and choice of ``options`` (see :func:`ocrstack.core.options.validate`).
+
+    Raises:
+        UsageError: the first bad option, e.g. ``--concurrency must be >= 1, got 0``.
+    """
+    opt.validate(options)

@@ -11,7 +11,7 @@ Layout of an output directory ``OUT`` for an input ``NAME.pdf``::
 
 The cache key is (input sha256, page, settings hash): a rerun with the same settings skips
 finished pages, any change of a setting that affects the result (DPI, layout, layout model,
-recognizer, served model, prompts, pixel budget, engine versions) recomputes. This is the
+recognizer, served model, prompts, pixel budget, engine versions, code) recomputes. This is the
 guide's ``run_tag`` pitfall (a rerun silently reusing old results) made impossible.
 Every file is written to a temporary name in the same directory and moved into place with
 :func:`os.replace`, so an interrupted run never leaves a half-written file.
@@ -25,6 +25,7 @@ import importlib.metadata as md
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ocrstack import __version__
-from ocrstack.core import paths
+from ocrstack.core import options as core_options
 from ocrstack.core.errors import UsageError
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
@@ -195,59 +196,82 @@ def engine_versions() -> dict[str, str]:
     return out
 
 
-#: Package files whose code or data shapes a page's blocks (cache key, see :func:`code_fingerprint`).
-PAGE_CODE = (
-    "parsing",
-    "data/layout_labels.yaml",
-    "data/prompts",
+#: What shapes a page's blocks (cache key, see :func:`code_fingerprint`): packages/modules by
+#: import name (every module under a package, found with :mod:`pkgutil`) and package data
+#: directories as ``(package, subdirectory)``.
+PAGE_CODE: tuple[str | tuple[str, str], ...] = (
+    "ocrstack.parsing",
+    ("ocrstack", "data/layout_labels.yaml"),
+    ("ocrstack", "data/prompts"),
 )
+
+
+def _module_sources(name: str) -> list[tuple[str, bytes]]:
+    """(import name, source bytes) of module ``name`` and, for a package, of every submodule."""
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    module = importlib.import_module(name)
+    spec = importlib.util.find_spec(name)
+    out = []
+    if spec is not None and spec.loader is not None and spec.origin and spec.origin.endswith(".py"):
+        out.append((name, spec.loader.get_data(spec.origin)))  # type: ignore[union-attr]
+    for info in pkgutil.walk_packages(getattr(module, "__path__", []), prefix=f"{name}."):
+        sub = importlib.util.find_spec(info.name)
+        if sub is not None and sub.origin and sub.origin.endswith(".py"):
+            out.append((info.name, sub.loader.get_data(sub.origin)))  # type: ignore[union-attr]
+    return sorted(out)
+
+
+def _data_files(package: str, rel: str) -> list[tuple[str, bytes]]:
+    """(``package/rel/...`` name, bytes) of the YAML data files at ``rel`` in ``package``."""
+    from importlib import resources
+
+    root = resources.files(package).joinpath(rel)
+    if root.is_file():
+        return [(f"{package}/{rel}", root.read_bytes())]
+    found = []
+    stack = [(rel, root)]
+    while stack:
+        prefix, node = stack.pop()
+        for child in node.iterdir():
+            if child.is_dir():
+                stack.append((f"{prefix}/{child.name}", child))
+            elif child.name.endswith((".yaml", ".yml")):
+                found.append((f"{package}/{prefix}/{child.name}", child.read_bytes()))
+    return sorted(found)
 
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """sha256 (16 hex) over the source of the modules that produce page results.
+    """sha256 (16 hex) over the source of the modules (by import name, read through their
+    loaders) and the data files in :data:`PAGE_CODE`.
 
     The version string alone would let an edited checkout reuse pages computed by older
     code -- the guide's ``run_tag`` pitfall again -- so the code itself is part of the key.
     """
     digest = hashlib.sha256()
-    for rel in PAGE_CODE:
-        path = paths.PACKAGE_DIR / rel
-        files = sorted(path.rglob("*")) if path.is_dir() else [path]
-        for f in files:
-            if f.is_file() and f.suffix in (".py", ".yaml", ".yml"):
-                digest.update(f.relative_to(paths.PACKAGE_DIR).as_posix().encode())
-                digest.update(f.read_bytes())
+    for entry in PAGE_CODE:
+        items = _module_sources(entry) if isinstance(entry, str) else _data_files(*entry)
+        for name, data in items:
+            digest.update(name.encode())
+            digest.update(data)
     return digest.hexdigest()[:16]
 
 
-def prompts_fingerprint(prompts: str) -> str:
-    """The prompt set name, or for a file the sha256 of its content (so an edited file recomputes)."""
-    p = Path(prompts)
-    if p.is_file():
-        return "file:" + hashlib.sha256(p.read_bytes()).hexdigest()
-    return prompts
-
-
-def settings(options: ParseOptions) -> dict[str, Any]:
+def settings(options: ParseOptions, engine_fields: Iterable[str] = ()) -> dict[str, Any]:
     """Everything that changes a page's blocks, as a JSON-able dict (the cache key's settings part).
 
-    Server URLs, concurrency, timeouts and output flags are not part of it: they do not
-    change what a page contains. ``keep_paratext`` is part of it for remote recognizers only
-    (without it header/footer/page-number crops are not sent, so their text is absent); for
-    rapidocr it only affects assembly, which always reruns.
+    The values are the options declared with ``cache`` in :mod:`ocrstack.parsing.options`
+    (server URLs, concurrency, timeouts and output flags are not: they do not change what a
+    page contains); options declared ``cache="engine"`` (served model, prompts, max tokens,
+    keep_paratext) count only when named in ``engine_fields`` -- the chosen engines'
+    :attr:`~ocrstack.parsing.engines.Engine.cache_fields` (``Parser.cache_fields()``); else they
+    are None. Plus the engine package versions and :func:`code_fingerprint`.
     """
-    remote = options.recognizer != "rapidocr"
     return {
-        "dpi": options.dpi,
-        "max_pixels": options.max_pixels,
-        "layout": options.layout,
-        "layout_model": str(options.layout_model) if options.layout_model else None,
-        "recognizer": options.recognizer,
-        "model": options.model if remote else None,
-        "prompts": prompts_fingerprint(options.prompts) if remote else None,
-        "max_tokens": options.max_tokens if remote else None,
-        "keep_paratext": options.keep_paratext if remote else None,
+        **core_options.cache_values(options, engine_fields),
         "versions": engine_versions(),
         "code": code_fingerprint(),
     }

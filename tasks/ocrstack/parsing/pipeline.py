@@ -9,19 +9,10 @@ before anything else, so an interrupted run loses at most the pages in flight.
 
 A progress bar (tqdm, on stderr) shows pages done, pages/s and failures.
 
-Optional hooks beyond the :mod:`ocrstack.parsing.types` protocols (looked up with ``getattr``):
-
-* recognizer ``orient(page) -> (page, degrees)``: turn the page upright before layout
-  (rapidocr decides 0/90/180/270 from its own line readings);
-* recognizer ``probe()``: called once before the first page (openai: fail fast, guide 8);
-* recognizer ``close()``: called at the end of the run;
-* recognizer ``remote`` (bool): pages are processed concurrently;
-* recognizer ``reads_whole_page`` (bool): it reads the page once and assigns lines to
-  blocks (rapidocr); otherwise blocks are padded by ``CROP_PAD`` before it crops them;
-* recognizer ``structured`` (bool, default True): answers are OTSL/HTML tables and LaTeX;
-  False (rapidocr) keeps plain OCR text and warns;
-* layout ``gives_order`` (bool): keep the provider's reading order;
-* both ``model_info() -> dict``: provenance written to blocks.json.
+Options are validated once, at the start of :func:`run` (every caller: CLI, bench, tests, the HTTP
+API). One page is processed by :class:`ocrstack.parsing.stages.Parser` as a list of stages; every
+engine question (remote?, workers, probe, close, model info, cache-key fields) goes through the
+protocol of :mod:`ocrstack.parsing.engines`.
 """
 
 from __future__ import annotations
@@ -45,26 +36,19 @@ from ocrstack.core.errors import (
 )
 from ocrstack.core.results import Report
 from ocrstack.parsing import documents, outputs
-from ocrstack.parsing import layout as layout_registry
-from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.assembly.markdown import render_document
-from ocrstack.parsing.geometry import clip, pad
-from ocrstack.parsing.layout.merge import merge_overlaps
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
-from ocrstack.parsing.reading_order import order_blocks
-from ocrstack.parsing.types import Block, Category, LayoutProvider, PageImage, Recognizer
+from ocrstack.parsing.options import validate as validate_options
+from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.stages import CROP_PAD, FIGURE_PAD, STAGES, Parser, image_dpi
+from ocrstack.parsing.types import PageImage
 from ocrstack.parsing.validate import validate
+
+__all__ = ["CROP_PAD", "FIGURE_PAD", "STAGES", "Parser", "image_dpi", "run", "RunSummary", "DocumentSummary"]
 
 #: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
 #: server or a missing model will not get better on the next page).
 FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
-#: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
-FIGURE_PAD = 8
-#: Padding (pixels at 200 DPI, scaled with DPI) added to every block before a cropping
-#: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
-#: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
-CROP_PAD = 6
 
 
 @dataclass
@@ -98,98 +82,6 @@ class RunSummary:
         return sum(d.failed for d in self.documents)
 
 
-class Parser:
-    """Holds the layout provider and recognizer for a run; :meth:`parse_page` is usable on its own."""
-
-    def __init__(self, options: ParseOptions, recognizer: Recognizer | None = None) -> None:
-        """Build the providers named in ``options`` (``recognizer`` overrides the registry's)."""
-        self.options = options
-        self.layout: LayoutProvider = layout_registry.create(options.layout, options)
-        self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
-
-    @property
-    def workers(self) -> int:
-        """Pages processed at once: 1 for a local recognizer, concurrency x servers for a remote one."""
-        if getattr(self.recognizer, "remote", False) or self.options.recognizer == "openai":
-            return max(1, self.options.concurrency * max(1, len(self.options.server_urls)))
-        return 1
-
-    def model_info(self) -> dict[str, str]:
-        """Provenance for blocks.json: which models produced the blocks."""
-        info = {"layout": self.layout.name, "recognizer": self.recognizer.name}
-        if hasattr(self.layout, "model_info"):
-            info.update({f"layout_{k}": v for k, v in self.layout.model_info().items()})
-        if hasattr(self.recognizer, "model_info"):
-            info.update({f"recognizer_{k}": v for k, v in self.recognizer.model_info().items()})
-        elif self.options.recognizer == "openai":
-            info["served_model"] = self.options.model
-            info["prompts"] = self.options.prompts
-        return info
-
-    def parse_page(self, page: PageImage, paths: outputs.OutputPaths | None = None) -> PageResult:
-        """Run orientation, layout, merging, recognition and reading order on one page.
-
-        Figure crops (and overlays with ``save_layout_images``) are written under
-        ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
-        """
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        rotation = 0
-        orient = getattr(self.recognizer, "orient", None)
-        if orient is not None:
-            page, rotation = orient(page)
-        t1 = time.perf_counter()
-        blocks = merge_overlaps(self.layout.detect(page))
-        if not getattr(self.recognizer, "reads_whole_page", False):
-            # the recognizer reads crops: grow each block so glyphs cut by a tight layout box
-            # are whole (issue 3: rapid-layout crops cut through glyphs)
-            margin = CROP_PAD * (page.dpi or 200) / 200
-            for b in blocks:
-                b.bbox = pad(b.bbox, margin, page.size)
-        t2 = time.perf_counter()
-        skipped: list[Block] = []
-        if not getattr(self.recognizer, "reads_whole_page", False) and not self.options.keep_paratext:
-            # assembly drops header/footer/page-number blocks unless --keep-paratext: do not
-            # spend a server request on each of them (review of issue 3)
-            skipped = [b for b in blocks if b.category.is_paratext or b.category is Category.ABANDON]
-            blocks = [b for b in blocks if not (b.category.is_paratext or b.category is Category.ABANDON)]
-            for b in skipped:
-                b.warnings.append(
-                    f"{SKIPPED_PARATEXT}: not sent to the recognizer (--keep-paratext reads it)"
-                )
-        blocks = self.recognizer.recognize(page, blocks) + skipped
-        t3 = time.perf_counter()
-        blocks = order_blocks(blocks, provider_order=bool(getattr(self.layout, "gives_order", False)))
-        for b in blocks:
-            if not b.text.strip() and b.category is not Category.FIGURE and not any(b is k for k in skipped):
-                b.warnings.append("empty: the recognizer returned no text for this block")
-        timings.update(orient=t1 - t0, layout=t2 - t1, recognize=t3 - t2)
-        structured = bool(getattr(self.recognizer, "structured", True))
-        result = PageResult(
-            index=page.index,
-            size=page.size,
-            dpi=image_dpi(page),
-            rotation=rotation,
-            blocks=blocks,
-            structured=structured,
-            notes=list(page.notes),
-            timings=timings,
-        )
-        if paths is not None:
-            scale = (page.dpi or 200) / 200
-            for b in blocks:
-                if b.category is Category.FIGURE:
-                    box = pad(clip(b.bbox, page.size), FIGURE_PAD * scale, page.size)
-                    if box[2] - box[0] >= 2 and box[3] - box[1] >= 2:
-                        target = paths.figure(page.index, b.order)
-                        outputs.atomic_save_image(target, page.image.crop(tuple(round(v) for v in box)))
-                        result.images[b.order] = paths.relative(target)
-            if self.options.save_layout_images:
-                outputs.atomic_save_image(paths.overlay(page.index), outputs.draw_overlay(page.image, blocks))
-        result.timings["total"] = time.perf_counter() - t0
-        return result
-
-
 def summary_line(d: DocumentSummary) -> str:
     """One line per input: pages, cache hits, failures, speed (or "all pages from cache": no
     page was computed, so a rate would read as a misleading 0.00 pages/s), issues."""
@@ -198,26 +90,6 @@ def summary_line(d: DocumentSummary) -> str:
         f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, {speed}, "
         f"{len(d.issues)} issue(s) listed in {d.markdown.with_suffix('.blocks.json').name}"
     )
-
-
-def image_dpi(page: PageImage) -> float | None:
-    """Resolution to record for ``page``: the render DPI of a PDF page, else the DPI the raster
-    file declares (Pillow's ``info["dpi"]``), else None.
-
-    Non-square pixels were resampled by :mod:`ocrstack.parsing.documents` to the higher of the two
-    values, so that one is the page's DPI; values documents ignores as implausible (axis
-    ratio over ``documents.MAX_DPI_RATIO``) or not positive give None.
-    """
-    if page.dpi is not None:
-        return page.dpi
-    raw = page.image.info.get("dpi")
-    try:
-        x, y = (float(v) for v in raw)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        return None
-    if x <= 0 or y <= 0 or max(x, y) / min(x, y) > documents.MAX_DPI_RATIO:
-        return None
-    return max(x, y)
 
 
 def _without_outputs(files: list[Path], inputs: tuple[Path, ...], out_dir: Path) -> list[Path]:
@@ -267,9 +139,9 @@ def run(
     summary lines (default: stderr).
 
     Raises:
-        InputError / UsageError: bad input or option, before any page is parsed (--limit < 1,
-            malformed --pages, unreadable files, an -o that is a file or not writable, existing
-            outputs without --force -- checked in that order).
+        InputError / UsageError: bad input or option, before any page is parsed (any option
+            out of its declared range, malformed --pages, unreadable files, an -o that is a file
+            or not writable, existing outputs without --force -- checked in that order).
         ServerUnreachable / ServerRejected / ConfigError: stop the run at once.
         PartialSuccess: some pages failed; everything else was written (rerun resumes).
         CheckFailed: all pages parsed but the post-write validation failed (guide 6).
@@ -277,8 +149,7 @@ def run(
     from tqdm import tqdm
 
     say = echo or (lambda s: print(s, file=sys.stderr))
-    if options.limit is not None and options.limit < 1:
-        raise UsageError(f"--limit must be >= 1, got {options.limit}", "use e.g. --limit 1, or omit --limit")
+    validate_options(options)
     out_dir = Path(options.output).absolute()
     files = _without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
     names = outputs.output_names(files)
@@ -292,10 +163,9 @@ def run(
         outputs.check_overwrite(paths, options.force)
         plans.append((f, paths, selections[f]))
     parser = parser or Parser(options)
-    probe = getattr(parser.recognizer, "probe", None)
-    if callable(probe):
-        probe()
-    settings_values = outputs.settings(options)
+    parser.layout.probe()
+    parser.recognizer.probe()
+    settings_values = outputs.settings(options, parser.cache_fields())
     key = outputs.settings_hash(settings_values)
     summary = RunSummary()
     total = sum(len(sel) for _, _, sel in plans)
@@ -307,9 +177,8 @@ def run(
             summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
     finally:
         bar.close()
-        close = getattr(parser.recognizer, "close", None)
-        if callable(close):
-            close()
+        parser.recognizer.close()
+        parser.layout.close()
     failed_validation = []
     for d in summary.documents:
         say(summary_line(d))

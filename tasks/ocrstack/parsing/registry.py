@@ -10,17 +10,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ocrstack.core.errors import UsageError
 
-
-def create(table: dict[str, str], kind: str, flag: str, *args: Any) -> Any:
+def create(table: dict[str, str], kind: str, *args: Any) -> Any:
     """Import and call the factory registered for ``kind`` with ``args``.
 
+    ``kind`` is one of ``table`` (the option declaration lists the kinds as its choices, and
+    :func:`ocrstack.parsing.options.validate` refuses others before any engine is made).
+
     Raises:
-        UsageError: unknown kind; the message names ``flag`` and lists the valid kinds.
+        KeyError: ``kind`` is not registered (options were not validated).
     """
-    if kind not in table:
-        what = flag.removeprefix("--")
-        raise UsageError(f"unknown {what} kind '{kind}'", f"use {flag} with one of: {', '.join(table)}")
     module, _, factory = table[kind].partition(":")
     return getattr(importlib.import_module(module), factory)(*args)

@@ -1,5 +1,7 @@
 """Typed data exchanged between the parse stages (loading -> layout -> recognition -> assembly).
 
+The engine protocol (layout providers, recognizers) is in :mod:`ocrstack.parsing.engines`.
+
 Coordinates are page pixels of the rendered page image, origin top-left,
 ``bbox = (x0, y0, x1, y1)`` with ``x0 < x1`` and ``y0 < y1``.
 """
@@ -8,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
 
 from PIL import Image
 
@@ -81,23 +82,3 @@ class Block:
     label: str = ""
     text: str = ""
     warnings: list[str] = field(default_factory=list)
-
-
-class LayoutProvider(Protocol):
-    """Finds layout blocks on a page. Implementations live in :mod:`ocrstack.parsing.layout`."""
-
-    name: str
-
-    def detect(self, page: PageImage) -> list[Block]:
-        """Return blocks with bbox/category/score and ``order`` (reading order, 0-based)."""
-        ...
-
-
-class Recognizer(Protocol):
-    """Turns blocks into text. Implementations live in :mod:`ocrstack.parsing.recognition`."""
-
-    name: str
-
-    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
-        """Fill ``text`` (and ``warnings``) of each block; return the blocks in the same order."""
-        ...

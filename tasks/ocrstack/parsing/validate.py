@@ -9,20 +9,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ocrstack.core.pages import split_pages
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.parsing.assembly.markdown import has_escaped_otsl, has_otsl
 from ocrstack.parsing.page_result import PageResult, skipped
 from ocrstack.parsing.types import Category
 
-_PAGE_MARK = re.compile(r"<!-- page (\d+) -->")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TABLE = re.compile(r"<table\b", re.IGNORECASE)
-
-
-def split_pages(markdown: str) -> dict[int, str]:
-    """``{1-based page: markdown}`` using the ``<!-- page N -->`` markers written by assembly."""
-    parts = _PAGE_MARK.split(markdown)
-    return {int(parts[i]): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
 def validate(markdown_path: Path, pages: list[PageResult]) -> Report:

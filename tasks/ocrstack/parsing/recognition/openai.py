@@ -24,13 +24,13 @@ output cut at ``max_tokens``, thinking text found, crop outside the page.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
 import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from ocrstack.client import (
@@ -44,59 +44,20 @@ from ocrstack.client import (
     probe,
 )
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
-from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.engines import Recognizer
+from ocrstack.parsing.options import OpenAIOptions, ParseOptions
 from ocrstack.parsing.recognition import prompts as prompt_sets
 from ocrstack.parsing.types import Block, PageImage
 
-__all__ = ["OpenAIRecognizer", "RecognizerSettings", "create", "probe", "ProbeResult", "crop_box"]
+__all__ = ["OpenAIOptions", "OpenAIRecognizer", "create", "probe", "ProbeResult", "crop_box"]
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class RecognizerSettings:
-    """Settings of the ``openai`` recognizer (taken from :class:`ParseOptions`; defaults live there).
-
-    ``api_key`` is excluded from ``repr`` so it never reaches a log.
-    """
-
-    server_urls: tuple[str, ...]
-    model: str
-    prompts: str = "minicpm-ocr"
-    concurrency: int = 4
-    request_timeout: float = 600.0
-    retries: int = 3
-    max_tokens: int = 4096
-    temperature: float = 0.0
-    probe_timeout: float = 60.0
-    backoff_base: float = BACKOFF_BASE
-    api_key: str | None = None
-
-    def __repr__(self) -> str:
-        key = "***" if self.api_key else None
-        return (
-            f"RecognizerSettings(server_urls={self.server_urls!r}, model={self.model!r}, "
-            f"prompts={self.prompts!r}, concurrency={self.concurrency}, retries={self.retries}, "
-            f"api_key={key})"
-        )
-
-    @classmethod
-    def from_options(cls, options: ParseOptions) -> RecognizerSettings:
-        """Read the recognizer fields of ``options``; the API key comes from ``options.api_key`` or
-        ``$OPENAI_API_KEY``."""
-        api_key = getattr(options, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None
-        return cls(
-            server_urls=tuple(options.server_urls),
-            model=options.model,
-            prompts=options.prompts,
-            concurrency=options.concurrency,
-            request_timeout=options.request_timeout,
-            retries=options.retries,
-            max_tokens=options.max_tokens,
-            temperature=float(getattr(options, "temperature", 0.0)),
-            probe_timeout=min(float(options.request_timeout), 60.0),
-            api_key=api_key,
-        )
+#: Greedy decoding (guide 5): the same crop always gives the same answer.
+TEMPERATURE = 0.0
+#: Upper bound in seconds of the probe request before the first page (guide 8: fail in seconds).
+PROBE_TIMEOUT = 60.0
 
 
 def crop_box(
@@ -116,22 +77,47 @@ def crop_box(
     return x0, y0, x1, y1
 
 
-class OpenAIRecognizer:
-    """Recognizer (:class:`ocrstack.parsing.types.Recognizer`) backed by OpenAI-compatible servers."""
+class OpenAIRecognizer(Recognizer):
+    """Recognizer (:class:`ocrstack.parsing.engines.Recognizer`) backed by OpenAI-compatible servers.
+
+    ``settings`` are the :class:`~ocrstack.parsing.options.OpenAIOptions` (declared once there,
+    defaults included); ``probe_timeout`` (default ``min(request_timeout, PROBE_TIMEOUT)``) and
+    ``backoff_base`` tune the probe and the retry backoff (tests use short ones).
+    """
 
     name = "openai"
-    #: Pipeline hint: requests go to servers, so several pages should be in flight.
+    #: Requests go to servers, so several pages should be in flight.
     remote = True
+    #: Options that change what a crop's answer is (page-cache key). ``keep_paratext``: without it
+    #: header/footer/page-number crops are not sent, so their text is absent.
+    cache_fields = frozenset({"model", "prompts", "max_tokens", "keep_paratext"})
 
-    def __init__(self, settings: RecognizerSettings, prompt_set: prompt_sets.PromptSet | None = None) -> None:
+    def __init__(
+        self,
+        settings: OpenAIOptions,
+        prompt_set: prompt_sets.PromptSet | None = None,
+        *,
+        probe_timeout: float | None = None,
+        backoff_base: float = BACKOFF_BASE,
+    ) -> None:
         self.settings = settings
         self.prompt_set = prompt_set or prompt_sets.load(settings.prompts)
+        self.temperature = TEMPERATURE
+        self.probe_timeout = (
+            min(float(settings.request_timeout), PROBE_TIMEOUT) if probe_timeout is None else probe_timeout
+        )
+        self.backoff_base = backoff_base
         self._dispatcher: Dispatcher | None = None
         self._lock = threading.Lock()
         self.probes: list[ProbeResult] = []
 
     def __repr__(self) -> str:
         return f"OpenAIRecognizer({self.settings!r})"
+
+    @property
+    def workers(self) -> int:
+        """Pages processed at once: ``concurrency`` x servers, so every server stays busy."""
+        return max(1, self.settings.concurrency * max(1, len(self.settings.server_urls)))
 
     def describe(self) -> dict[str, Any]:
         """Provenance for ``NAME.blocks.json``: recognizer, model, prompt set, servers (no key)."""
@@ -142,7 +128,7 @@ class OpenAIRecognizer:
             "prompts_file": str(self.prompt_set.path),
             "unverified_prompts": self.prompt_set.unverified(),
             "servers": [u for u in self.settings.server_urls],
-            "temperature": self.settings.temperature,
+            "temperature": self.temperature,
             "max_tokens": self.settings.max_tokens,
         }
 
@@ -158,7 +144,7 @@ class OpenAIRecognizer:
         return info
 
     def probe(self) -> list[ProbeResult]:
-        """Pipeline hook called before the first page: same as :meth:`start`."""
+        """Called by the pipeline before the first page: same as :meth:`start`."""
         return self.start()
 
     # -- lifecycle
@@ -179,7 +165,9 @@ class OpenAIRecognizer:
                 return self.probes
             s = self.settings
             with ThreadPoolExecutor(max_workers=len(s.server_urls)) as pool:
-                futures = [pool.submit(probe, u, s.model, s.probe_timeout, s.api_key) for u in s.server_urls]
+                futures = [
+                    pool.submit(probe, u, s.model, self.probe_timeout, s.api_key) for u in s.server_urls
+                ]
             results: list[ProbeResult] = []
             down: list[tuple[str, BaseException]] = []
             for url, fut in zip(s.server_urls, futures, strict=True):
@@ -202,7 +190,7 @@ class OpenAIRecognizer:
                 timeout=s.request_timeout,
                 retries=s.retries,
                 api_key=s.api_key,
-                backoff_base=s.backoff_base,
+                backoff_base=self.backoff_base,
             )
             for url, _ in down:
                 self._dispatcher.mark_down(url)
@@ -255,7 +243,7 @@ class OpenAIRecognizer:
                 png_data_url(image),
                 system=self.prompt_set.system,
                 max_tokens=self.settings.max_tokens,
-                temperature=self.settings.temperature,
+                temperature=self.temperature,
             )
             out.append((block, body))
         return out
@@ -359,4 +347,7 @@ def create(options: ParseOptions) -> OpenAIRecognizer:
     Raises:
         UsageError / InputError: unknown prompt set or invalid prompt file.
     """
-    return OpenAIRecognizer(RecognizerSettings.from_options(options))
+    settings = OpenAIOptions.of(options)
+    if not settings.api_key and os.environ.get("OPENAI_API_KEY"):
+        settings = dataclasses.replace(settings, api_key=os.environ["OPENAI_API_KEY"])
+    return OpenAIRecognizer(settings)

@@ -32,6 +32,7 @@ import numpy as np
 from PIL import Image
 
 from ocrstack.core.errors import ConfigError
+from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.reading_order import order_lines
@@ -127,7 +128,7 @@ def _bundled_model_dir() -> Path:
     return Path(rapidocr.__file__).resolve().parent / "models"
 
 
-class RapidOcrRecognizer:
+class RapidOcrRecognizer(Recognizer):
     """:class:`~ocrstack.parsing.types.Recognizer` over rapidocr; safe for one page at a time per instance."""
 
     name = "rapidocr"

@@ -1,0 +1,83 @@
+"""The engine protocol: base classes for layout providers and recognizers, with a default for
+everything the pipeline asks of an engine.
+
+:mod:`ocrstack.parsing.pipeline` and :mod:`ocrstack.parsing.outputs` only call these methods and
+read these attributes; they never compare engine kinds as strings or look hooks up with
+``getattr``. So **adding an engine is one module plus one registry line**:
+
+1. write ``ocrstack/parsing/layout/<kind>.py`` (a :class:`LayoutProvider` subclass) or
+   ``ocrstack/parsing/recognition/<kind>.py`` (a :class:`Recognizer` subclass), overriding only
+   what differs from the defaults below, with a ``create(options: ParseOptions)`` factory that
+   takes its settings out of the options (e.g. ``OpenAIOptions.of(options)``);
+2. add ``"<kind>": "ocrstack.parsing.<layout|recognition>.<kind>:create"`` to ``LAYOUTS`` in
+   :mod:`ocrstack.parsing.layout` or ``RECOGNIZERS`` in :mod:`ocrstack.parsing.recognition`.
+
+New engine options are declared once in :mod:`ocrstack.parsing.options` (in an
+:class:`~ocrstack.parsing.options.EngineOptions` subclass that ``ParseOptions`` inherits); the CLI
+flag, validation, HTTP form field and cache key follow from the declaration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ocrstack.parsing.types import Block, PageImage
+
+
+class Engine:
+    """What layout providers and recognizers share: name, lifecycle, provenance, cache key."""
+
+    #: The registry kind (shown in blocks.json as ``layout`` / ``recognizer``).
+    name: str = ""
+    #: True when the work is done by servers (several pages in flight); False for in-process CPU work.
+    remote: bool = False
+    #: Names of the options (fields of ParseOptions declared ``cache="engine"``) that change this
+    #: engine's output and so join the page-cache key when it is used.
+    cache_fields: frozenset[str] = frozenset()
+
+    def probe(self) -> Any:
+        """Called once before the first page: fail fast on a missing server or model (guide 8).
+        Default: nothing to check."""
+        return None
+
+    def close(self) -> None:
+        """Called at the end of a run (also after errors): free threads, connections, models."""
+
+    def model_info(self) -> dict[str, str]:
+        """Provenance for blocks.json (flat strings; no secrets). Default: nothing beyond the name."""
+        return {}
+
+
+class LayoutProvider(Engine):
+    """Finds layout blocks on a page. Implementations live in :mod:`ocrstack.parsing.layout`."""
+
+    #: True when the provider's ``order`` is a reading order to keep (else geometric ordering).
+    gives_order: bool = False
+
+    def detect(self, page: PageImage) -> list[Block]:
+        """Return blocks with bbox (page pixels), category, score and ``order`` (0-based)."""
+        raise NotImplementedError
+
+
+class Recognizer(Engine):
+    """Turns blocks into text. Implementations live in :mod:`ocrstack.parsing.recognition`."""
+
+    #: True when it reads the whole page once and assigns lines to blocks (rapidocr): blocks are
+    #: not padded and paratext blocks are still read. False: it reads each block's crop.
+    reads_whole_page: bool = False
+    #: True when answers are structured (OTSL/HTML tables, LaTeX formulas); False keeps plain OCR
+    #: text and the assembly warns about tables/formulas.
+    structured: bool = True
+
+    def orient(self, page: PageImage) -> tuple[PageImage, int]:
+        """Turn the page upright before layout; return (page, degrees turned). Default: as is."""
+        return page, 0
+
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        """Fill ``text`` (and ``warnings``) of each block; return the blocks in the same order."""
+        raise NotImplementedError
+
+    @property
+    def workers(self) -> int:
+        """Pages processed at once (the pipeline keeps at most twice as many in flight). Default 1."""
+        return 1

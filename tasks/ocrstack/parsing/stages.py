@@ -1,0 +1,206 @@
+"""One page, processed as an explicit list of stages (guide 5; issue 9).
+
+:data:`STAGES` names them in order: ``orient`` (the recognizer turns the page upright),
+``layout`` (the provider finds blocks), ``merge`` (overlapping blocks merged; blocks padded for a
+cropping recognizer), ``paratext`` (header/footer/page-number blocks set aside when they would be
+dropped anyway), ``recognise`` (text per block), ``order`` (reading order; empty blocks flagged),
+``figures`` (figure crops and layout overlays written). :meth:`Parser.parse_page` runs each stage
+on a :class:`PageState` and records its seconds under the page's ``timings`` in blocks.json
+(with ``total``; the pipeline adds ``render``).
+
+Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
+strings, no ``getattr`` hooks).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ocrstack.parsing import documents, outputs
+from ocrstack.parsing import layout as layout_registry
+from ocrstack.parsing import recognition as recognition_registry
+from ocrstack.parsing.engines import LayoutProvider, Recognizer
+from ocrstack.parsing.geometry import clip, pad
+from ocrstack.parsing.layout.merge import merge_overlaps
+from ocrstack.parsing.options import ParseOptions, validate
+from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
+from ocrstack.parsing.reading_order import order_blocks
+from ocrstack.parsing.types import Block, Category, PageImage
+
+#: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
+FIGURE_PAD = 8
+#: Padding (pixels at 200 DPI, scaled with DPI) added to every block before a cropping
+#: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
+#: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
+CROP_PAD = 6
+#: The page stages in the order they run (timing keys in blocks.json).
+STAGES = ("orient", "layout", "merge", "paratext", "recognise", "order", "figures")
+
+
+@dataclass
+class PageState:
+    """What the stages pass along for one page.
+
+    Attributes:
+        page: the page image (replaced by ``orient`` when it turns the page).
+        paths: where figure crops / overlays go; None writes nothing.
+        rotation: degrees turned counter-clockwise by ``orient``.
+        blocks: the blocks so far (in reading order after ``order``).
+        skipped: paratext blocks set aside by ``paratext`` (not sent to the recognizer).
+        result: the page result, made by ``order`` and completed by ``figures``.
+    """
+
+    page: PageImage
+    paths: outputs.OutputPaths | None = None
+    rotation: int = 0
+    blocks: list[Block] = field(default_factory=list)
+    skipped: list[Block] = field(default_factory=list)
+    result: PageResult | None = None
+
+
+class Parser:
+    """Holds the layout provider and recognizer for a run; :meth:`parse_page` is usable on its own."""
+
+    def __init__(self, options: ParseOptions, recognizer: Recognizer | None = None) -> None:
+        """Validate ``options`` and build the engines it names (``recognizer`` overrides the registry's).
+
+        Raises:
+            UsageError: an option out of range or an unknown engine kind.
+        """
+        validate(options)
+        self.options = options
+        self.layout: LayoutProvider = layout_registry.create(options.layout, options)
+        self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
+
+    @property
+    def workers(self) -> int:
+        """Pages processed at once (the recognizer's :attr:`~ocrstack.parsing.engines.Recognizer.workers`)."""
+        return max(1, self.recognizer.workers)
+
+    def cache_fields(self) -> frozenset[str]:
+        """Options that change the engines' output (their page-cache key contribution)."""
+        return self.layout.cache_fields | self.recognizer.cache_fields
+
+    def model_info(self) -> dict[str, str]:
+        """Provenance for blocks.json: which models produced the blocks."""
+        info = {"layout": self.layout.name, "recognizer": self.recognizer.name}
+        info.update({f"layout_{k}": v for k, v in self.layout.model_info().items()})
+        info.update({f"recognizer_{k}": v for k, v in self.recognizer.model_info().items()})
+        return info
+
+    def stages(self) -> list[tuple[str, Callable[[PageState], None]]]:
+        """(name, function) of each stage, in :data:`STAGES` order."""
+        return [
+            ("orient", self._orient),
+            ("layout", self._layout),
+            ("merge", self._merge),
+            ("paratext", self._paratext),
+            ("recognise", self._recognise),
+            ("order", self._order),
+            ("figures", self._figures),
+        ]
+
+    def parse_page(self, page: PageImage, paths: outputs.OutputPaths | None = None) -> PageResult:
+        """Run the :data:`STAGES` on one page; seconds per stage go to ``result.timings``.
+
+        Figure crops (and overlays with ``save_layout_images``) are written under
+        ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
+        """
+        state = PageState(page=page, paths=paths)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        for name, stage in self.stages():
+            t = time.perf_counter()
+            stage(state)
+            timings[name] = time.perf_counter() - t
+        assert state.result is not None
+        state.result.timings.update(timings)
+        state.result.timings["total"] = time.perf_counter() - t0
+        return state.result
+
+    # -- the stages ----------------------------------------------------------------------------
+
+    def _orient(self, s: PageState) -> None:
+        s.page, s.rotation = self.recognizer.orient(s.page)
+
+    def _layout(self, s: PageState) -> None:
+        s.blocks = self.layout.detect(s.page)
+
+    def _merge(self, s: PageState) -> None:
+        s.blocks = merge_overlaps(s.blocks)
+        if not self.recognizer.reads_whole_page:
+            # the recognizer reads crops: grow each block so glyphs cut by a tight layout box
+            # are whole (issue 3: rapid-layout crops cut through glyphs)
+            margin = CROP_PAD * (s.page.dpi or 200) / 200
+            for b in s.blocks:
+                b.bbox = pad(b.bbox, margin, s.page.size)
+
+    def _paratext(self, s: PageState) -> None:
+        if self.recognizer.reads_whole_page or self.options.keep_paratext:
+            return
+        # assembly drops header/footer/page-number blocks unless --keep-paratext: do not
+        # spend a server request on each of them (review of issue 3)
+        drop = [b.category.is_paratext or b.category is Category.ABANDON for b in s.blocks]
+        s.skipped = [b for b, d in zip(s.blocks, drop, strict=True) if d]
+        s.blocks = [b for b, d in zip(s.blocks, drop, strict=True) if not d]
+        for b in s.skipped:
+            b.warnings.append(f"{SKIPPED_PARATEXT}: not sent to the recognizer (--keep-paratext reads it)")
+
+    def _recognise(self, s: PageState) -> None:
+        s.blocks = self.recognizer.recognize(s.page, s.blocks) + s.skipped
+
+    def _order(self, s: PageState) -> None:
+        s.blocks = order_blocks(s.blocks, provider_order=self.layout.gives_order)
+        for b in s.blocks:
+            if (
+                not b.text.strip()
+                and b.category is not Category.FIGURE
+                and not any(b is k for k in s.skipped)
+            ):
+                b.warnings.append("empty: the recognizer returned no text for this block")
+        s.result = PageResult(
+            index=s.page.index,
+            size=s.page.size,
+            dpi=image_dpi(s.page),
+            rotation=s.rotation,
+            blocks=s.blocks,
+            structured=self.recognizer.structured,
+            notes=list(s.page.notes),
+        )
+
+    def _figures(self, s: PageState) -> None:
+        if s.paths is None or s.result is None:
+            return
+        page, paths = s.page, s.paths
+        scale = (page.dpi or 200) / 200
+        for b in s.blocks:
+            if b.category is Category.FIGURE:
+                box = pad(clip(b.bbox, page.size), FIGURE_PAD * scale, page.size)
+                if box[2] - box[0] >= 2 and box[3] - box[1] >= 2:
+                    target = paths.figure(page.index, b.order)
+                    outputs.atomic_save_image(target, page.image.crop(tuple(round(v) for v in box)))
+                    s.result.images[b.order] = paths.relative(target)
+        if self.options.save_layout_images:
+            outputs.atomic_save_image(paths.overlay(page.index), outputs.draw_overlay(page.image, s.blocks))
+
+
+def image_dpi(page: PageImage) -> float | None:
+    """Resolution to record for ``page``: the render DPI of a PDF page, else the DPI the raster
+    file declares (Pillow's ``info["dpi"]``), else None.
+
+    Non-square pixels were resampled by :mod:`ocrstack.parsing.documents` to the higher of the two
+    values, so that one is the page's DPI; values documents ignores as implausible (axis
+    ratio over ``documents.MAX_DPI_RATIO``) or not positive give None.
+    """
+    if page.dpi is not None:
+        return page.dpi
+    raw = page.image.info.get("dpi")
+    try:
+        x, y = (float(v) for v in raw)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        return None
+    if x <= 0 or y <= 0 or max(x, y) / min(x, y) > documents.MAX_DPI_RATIO:
+        return None
+    return max(x, y)
