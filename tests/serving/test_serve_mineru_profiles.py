@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ocrstack import cli, versions
-from ocrstack.serving import launcher, profiles
+from ocrstack.serving import plan, profiles
 
 MODEL = "./models/MinerU-Diffusion-V1-0320-2.5B"
 RECOMMENDED = (
@@ -85,5 +85,5 @@ def test_sglang_log_phases_are_known(pset) -> None:
 
 
 def test_no_gpu_is_refused_for_sglang(tmp_path) -> None:
-    lp = launcher.plan(launcher.ServeOptions("mineru-diffusion-safe"), gpu_query=lambda: None)
+    lp = plan.plan(plan.ServeOptions("mineru-diffusion-safe"), gpu_query=lambda: (None, "no GPU"))
     assert lp.gpu_required
