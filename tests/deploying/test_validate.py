@@ -99,3 +99,13 @@ def test_compose_validates_and_a_broken_one_fails(deploy: Path) -> None:
     doc["services"]["vllm"]["deploy"]["resources"]["reservations"]["device"] = []
     errors = validate.validate_compose(doc, deploy / "schemas")
     assert errors and "device" in errors[0]
+
+
+def test_gpu_limit_that_is_not_a_quantity_fails(deploy: Path) -> None:
+    dep = copy.deepcopy(objects(deploy)["Deployment/ocrstack-vllm"])
+    assert _container(dep)["resources"]["limits"]["nvidia.com/gpu"] == 1
+    _container(dep)["resources"]["limits"]["nvidia.com/gpu"] = "one"
+    (err,) = validate.validate_object(dep, deploy / "schemas")
+    assert "resources.limits.nvidia.com/gpu: 'one' is not a quantity" in err
+    _container(dep)["resources"]["limits"]["nvidia.com/gpu"] = "2"
+    assert validate.validate_object(dep, deploy / "schemas") == []

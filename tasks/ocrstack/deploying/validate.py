@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,31 @@ CRD_SCHEMAS = {
     ("monitoring.coreos.com/v1", "PodMonitor"): "monitoring.coreos.com_v1_podmonitor.json",
 }
 COMPOSE_SCHEMA = "compose-spec.json"
+# resource.Quantity syntax: the pattern the CRD schemas carry (controller-gen, from
+# k8s.io/apimachinery/pkg/api/resource); kubernetes-validate's core schemas accept any string.
+QUANTITY = re.compile(
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+
+def quantity_errors(node: Any, path: tuple[str, ...] = ()) -> list[str]:
+    """``path: message`` for each ``resources.limits/requests`` value that is not a Quantity."""
+    out: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = (*path, str(key))
+            if key in ("limits", "requests") and path[-1:] == ("resources",) and isinstance(value, dict):
+                out += [
+                    f"{'.'.join((*here, name))}: {q!r} is not a quantity"
+                    for name, q in value.items()
+                    if not QUANTITY.match(str(q))
+                ]
+            else:
+                out += quantity_errors(value, here)
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            out += quantity_errors(value, (*path, str(n)))
+    return out
 
 
 def _closed(schema: Any) -> Any:
@@ -87,13 +113,14 @@ def validate_object(doc: dict[str, Any], schemas: Path, version: str = K8S_VERSI
         if not (doc.get("metadata") or {}).get("name"):
             out.append(f"{label}: metadata.name: required")
         return out
+    quantities = [f"{label}: {e}" for e in quantity_errors(doc)]
     try:
         kubernetes_validate.validate(doc, version, strict=True)
     except kubernetes_validate.ValidationError as exc:
-        return [f"{label}: {_where(exc.path)}: {exc.message}"]
+        return [f"{label}: {_where(exc.path)}: {exc.message}", *quantities]
     except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as exc:
         return [f"{label}: no schema for {doc.get('apiVersion')} {kind} in Kubernetes {version} ({exc})"]
-    return []
+    return quantities
 
 
 def validate_compose(doc: Any, schemas: Path) -> list[str]:
