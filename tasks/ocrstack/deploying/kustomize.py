@@ -5,11 +5,13 @@ bookworm), so ``ocrstack deploy k8s`` renders overlays itself. Supported kustomi
 ``resources`` (files or directories holding a kustomization.yaml), ``patches`` (``path:``
 strategic-merge patches, target taken from the patch's kind and name) and ``images``
 (``name`` -> ``newName``/``newTag``). Any other key is refused rather than ignored, so the
-result is what ``kubectl kustomize`` would produce for these files.
+result holds the objects ``kubectl kustomize`` would produce for these files (kustomize may
+order them differently; this keeps resource order).
 
 Strategic merge follows the Kubernetes rules for the fields patched here: mappings merge
 recursively; lists of mappings that all carry ``name`` (containers, env, volumes,
-volumeMounts) merge by ``name``; every other list (``args``, ``command``) is replaced.
+volumeMounts) merge by ``name`` (Kubernetes merges ``ports`` by ``containerPort``: do not patch
+ports through this renderer); every other list (``args``, ``command``) is replaced.
 (Reference: https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/)
 """
 
