@@ -350,3 +350,19 @@ def test_pip_cuda_libs_without_nvcc_do_not_hide_the_pixi_toolchain(tmp_path: Pat
     lp = plan("dspark", venv=prefix)
     assert lp.env_set["CUDA_HOME"] == str(cu)
     assert any("no executable bin/nvcc" in n for n in lp.notes), lp.notes
+
+
+def test_server_argv_is_the_planned_command_without_venv_or_gpu(tmp_path: Path) -> None:
+    """server_argv (used to render container args) = the plan's argv with the program left bare."""
+    venv = fake_venv(tmp_path / "vllm-ocr-env", "vllm", f"0.11.1.dev42+g{FORK[:9]}.cu130")
+    lp = plan("dspark", venv=venv, gpu="0", vars={"port": 18600})
+    argv = plan_mod.server_argv("dspark", {"port": 18600})
+    assert argv[1:] == lp.argv[1:] and lp.argv[0] == str(venv / "bin" / "python")
+    assert argv[0] == "python" and "18600" in argv
+    assert plan_mod.server_argv("dspark", extra=("--enforce-eager",))[-1] == "--enforce-eager"
+
+
+def test_plan_without_a_gpu_picker_chooses_none_and_says_so() -> None:
+    lp = plan_mod.plan(plan_mod.ServeOptions("dspark"))
+    assert "CUDA_VISIBLE_DEVICES" not in lp.env_set
+    assert any("no GPU picker" in n for n in lp.notes)
