@@ -2,8 +2,8 @@
 
 ``deploy/k8s/servers.yaml`` maps each overlay (and compose.yaml) to a serve profile and gives the
 placeholder values inside the container (model paths under /models, host 0.0.0.0).
-:func:`server_argv` returns ``Profile.argv`` for them: the same list ``ocrstack serve --profile P
---dry-run`` prints, so a container cannot drift from ``ocrstack serve``.
+:func:`server_argv` returns ``ocrstack.serving.plan.server_argv`` for them: the same list
+``ocrstack serve --profile P --dry-run`` prints, so a container cannot drift from ``ocrstack serve``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import yaml
 
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError, UsageError
+from ocrstack.serving import plan
 from ocrstack.serving import profiles as profiles_mod
 
 SERVER_DEPLOYMENT = "ocrstack-vllm"
@@ -81,9 +82,7 @@ def server_argv(profile: str, targets: Targets) -> list[str]:
     --draft-model ... --host ...`` except that the program stays a bare name (``python``) resolved
     on the image's activated PATH instead of a host path.
     """
-    prof = profiles_mod.load().get(profile)
-    values = {k: v for k, v in targets.vars.items() if k in prof.variables()}
-    return prof.argv(values, ())
+    return plan.server_argv(profile, targets.vars)
 
 
 def overlay_patch(overlay: str, targets: Targets) -> dict[str, Any]:
