@@ -1,0 +1,197 @@
+"""Born-digital tables: structure from the PDF's ruling lines and word positions, text from the
+text layer (issue 11 item 3).
+
+For a layout block labelled table on a page with a sound text layer:
+
+1. pdfplumber's table finder (``lines`` strategy: ruling lines drawn as lines or thin
+   rectangles, https://github.com/jsvine/pdfplumber#table-extraction-methods) runs on the page
+   cropped to the block. Its cells are kept when they form at least 2 x 2, hold at least
+   :data:`MIN_COVERED` of the block's words and do not have fewer columns than the word
+   geometry shows (a grid with missing inner rules merges columns). Merged cells become
+   ``rowspan``/``colspan``.
+2. Otherwise (booktabs: no vertical rules; partially ruled tables) the grid comes from the
+   word positions and the rules pdfplumber sees (:func:`ocrstack.parsing.tables.grid.build_grid`).
+
+Cell texts are always the text layer's characters (PDFium, as everywhere else in ocrstack),
+never pdfminer's: a character belongs to the cell its box centre lies in. Coordinates are
+page pixels; pdfplumber's are points from the top-left of the unrotated page, so pages with
+a /Rotate use step 2 without rules.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from ocrstack.parsing.tables.grid import GridCell, Word, build_grid, to_html
+from ocrstack.parsing.textlayer.extract import Char
+from ocrstack.parsing.types import BBox
+
+#: Share of the block's words pdfplumber's cells must contain for its grid to be used.
+MIN_COVERED = 0.95
+#: Block padding (points) for the pdfplumber crop: rules drawn on the block's edge count.
+CROP_PAD_PT = 4.0
+#: Coordinates (pixels) closer than this are one grid line when cells are put on a grid.
+SNAP_PX = 4.0
+
+
+def words_in(chars: Sequence[Char], box: BBox, gap: float = 0.5) -> list[Word]:
+    """Words of the characters whose box centre lies in ``box``, in stream order.
+
+    A word ends at whitespace, a PDFium line break, or a gap wider than ``gap`` character
+    heights. Hidden or unfaithful characters must be filtered out by the caller.
+    """
+    words: list[Word] = []
+    cur: list[Char] = []
+
+    def flush() -> None:
+        if cur:
+            words.append(
+                Word(
+                    (
+                        min(c.bbox[0] for c in cur),
+                        min(c.bbox[1] for c in cur),
+                        max(c.bbox[2] for c in cur),
+                        max(c.bbox[3] for c in cur),
+                    ),
+                    "".join("-" if c.hyphen or c.text == "\ufffe" else c.text for c in cur),
+                )
+            )
+            cur.clear()
+
+    for c in chars:
+        cx, cy = (c.bbox[0] + c.bbox[2]) / 2, (c.bbox[1] + c.bbox[3]) / 2
+        inside = box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
+        if c.generated or not c.text or c.text.isspace() or not inside:
+            flush()
+            continue
+        if cur:
+            p = cur[-1].bbox
+            h = max(p[3] - p[1], c.bbox[3] - c.bbox[1])
+            same_row = min(p[3], c.bbox[3]) - max(p[1], c.bbox[1]) >= 0.5 * min(
+                p[3] - p[1], c.bbox[3] - c.bbox[1]
+            )
+            if not same_row or c.bbox[0] - p[2] > gap * h or c.bbox[0] < p[0] - 1:
+                flush()
+        cur.append(c)
+    flush()
+    return words
+
+
+def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):  # noqa: ANN202
+    """(rules_v, rules_h, finder cells) of the block from pdfplumber, in page pixels."""
+    import pdfplumber
+
+    s = 1.0 / px_per_pt
+    with pdfplumber.open(str(path), password=password or "") as pdf:
+        page = pdf.pages[index]
+        crop_box = (
+            max(0.0, box[0] * s - CROP_PAD_PT),
+            max(0.0, box[1] * s - CROP_PAD_PT),
+            min(float(page.width), box[2] * s + CROP_PAD_PT),
+            min(float(page.height), box[3] * s + CROP_PAD_PT),
+        )
+        crop = page.crop(crop_box)
+        edges = crop.edges
+        height = (box[3] - box[1]) * s
+        rules_v = [
+            e["x0"] * px_per_pt for e in edges if e["orientation"] == "v" and e["height"] >= 0.5 * height
+        ]
+        rules_h = [
+            (e["top"] * px_per_pt, e["x0"] * px_per_pt, e["x1"] * px_per_pt)
+            for e in edges
+            if e["orientation"] == "h"
+        ]
+        tables = crop.find_tables()
+        cells = []
+        if tables:
+            best = max(tables, key=lambda t: len(t.cells))
+            cells = [tuple(v * px_per_pt for v in c) for c in best.cells]
+    return rules_v, rules_h, cells
+
+
+def _snap(values: Sequence[float]) -> list[float]:
+    out: list[float] = []
+    for v in sorted(values):
+        if not out or v - out[-1] > SNAP_PX:
+            out.append(v)
+    return out
+
+
+def _index(lines: Sequence[float], v: float) -> int:
+    return min(range(len(lines)), key=lambda i: abs(lines[i] - v))
+
+
+def cells_from_boxes(boxes: Sequence[BBox], words: Sequence[Word]) -> tuple[list[GridCell], int, int, int]:
+    """Put cell rectangles on a grid; fill each with the words centred in it.
+
+    Returns (cells, rows, columns, words placed).
+    """
+    xs = _snap([v for b in boxes for v in (b[0], b[2])])
+    ys = _snap([v for b in boxes for v in (b[1], b[3])])
+    cells, placed = [], 0
+    for b in boxes:
+        c0, c1 = _index(xs, b[0]), _index(xs, b[2])
+        r0, r1 = _index(ys, b[1]), _index(ys, b[3])
+        if c1 <= c0 or r1 <= r0:
+            continue
+        inside = [
+            w
+            for w in words
+            if b[0] <= (w.bbox[0] + w.bbox[2]) / 2 <= b[2] and b[1] <= (w.bbox[1] + w.bbox[3]) / 2 <= b[3]
+        ]
+        placed += len(inside)
+        rows: list[list[Word]] = []
+        for w in sorted(inside, key=lambda w: ((w.bbox[1] + w.bbox[3]) / 2, w.bbox[0])):
+            if rows and min(rows[-1][-1].bbox[3], w.bbox[3]) - max(rows[-1][-1].bbox[1], w.bbox[1]) > 0:
+                rows[-1].append(w)
+            else:
+                rows.append([w])
+        text = " ".join(" ".join(w.text for w in sorted(r, key=lambda w: w.bbox[0])) for r in rows)
+        cells.append(GridCell(r0, c0, r1 - r0, c1 - c0, text))
+    cells.sort(key=lambda c: (c.row, c.col))
+    return cells, len(ys) - 1, len(xs) - 1, placed
+
+
+def table_html(
+    chars: Sequence[Char],
+    box: BBox,
+    path: Path | str | None = None,
+    index: int = 0,
+    px_per_pt: float = 200 / 72,
+    password: str | None = None,
+    rotation: int = 0,
+) -> str | None:
+    """``<table>`` HTML for the table block ``box`` (page pixels) from usable text-layer ``chars``.
+
+    ``path``/``index``: the PDF page, for ruling lines (None: words only). ``px_per_pt``: render
+    scale. Returns None when no 2 x 2 table is found (the block keeps its plain text).
+    """
+    words = words_in(chars, box)
+    if not words:
+        return None
+    rules_v: list[float] = []
+    rules_h: list[tuple[float, float, float]] = []
+    finder: list = []
+    if path is not None and rotation == 0:
+        try:
+            rules_v, rules_h, finder = _plumber(path, index, box, px_per_pt, password)
+        except Exception:  # noqa: BLE001 - pdfminer can fail where PDFium rendered: fall back to words
+            rules_v, rules_h, finder = [], [], []
+    grid_cells, g_rows, g_cols = build_grid(words, box, rules_v, rules_h)
+    if finder:
+        cells, n_rows, n_cols, placed = cells_from_boxes(finder, words)
+        if n_rows >= 2 and n_cols >= 2 and n_cols >= g_cols and placed >= MIN_COVERED * len(words):
+            return to_html(cells)
+    if g_rows < 2 or g_cols < 2:
+        return None
+    return to_html(grid_cells)
+
+
+def html_cells(table: str) -> list[list[str]]:
+    """Rows of cell texts (unescaped) of a ``<table>`` made by :func:`to_html` (for checks)."""
+    import re
+
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)
+    return [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.DOTALL)] for r in rows]

@@ -1,0 +1,225 @@
+"""Table structure from word (or OCR line) geometry: rows, columns, spans -> HTML ``<table>``.
+
+Used for born-digital tables the ruling-line finder cannot build (booktabs tables have no
+vertical rules; :mod:`ocrstack.parsing.tables.born_digital`) and for scans, whose OCR lines are
+the words (:func:`table_from_lines`). No model is involved.
+
+* **Columns**: an x position is a gutter when at most :data:`BRIDGE_SHARE` of the rows have a
+  word over it (a header centred over two columns, "Item" over "Animal | Description", does
+  not close the gutter under it). Gutters narrower than :data:`MIN_GUTTER` character heights
+  are ignored (inter-word spaces, monospace). Vertical ruling lines that cross no word are
+  column separators too.
+* **Rows**: words are clustered into text rows by vertical overlap. When at least
+  :data:`DENSE_RULES` of the gaps between text rows hold a horizontal rule (a ruled grid), two
+  text rows with no rule between them are one row (a cell wrapped over two lines); otherwise
+  (booktabs: rules only under the header and at the ends) every text row is a row.
+* **Spans**: a word over a gutter makes its cell span the columns it covers (colspan).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import median
+
+from ocrstack.parsing.types import BBox
+
+#: Share of rows that may have a word over a gutter (spanning headers).
+BRIDGE_SHARE = 0.15
+#: Narrowest gutter, in median word heights: a space is 0.25-0.6 of a (loose) character height.
+MIN_GUTTER = 0.8
+#: Share of the gaps between text rows that must hold a horizontal rule for the table to be
+#: a ruled grid (text rows with no rule between them are then one wrapped row). Corpus:
+#: tables_zh_debian_reference 16 of 21, booktabs tables 2 of 6.
+DENSE_RULES = 0.5
+#: Least vertical overlap (fraction of the smaller height) of two words on one text row.
+ROW_OVERLAP = 0.5
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word or OCR line: ``bbox`` in page pixels and its ``text``."""
+
+    bbox: BBox
+    text: str
+
+
+@dataclass
+class GridCell:
+    """One cell: top-left grid position, spans, text."""
+
+    row: int
+    col: int
+    rowspan: int
+    colspan: int
+    text: str
+
+
+def _rows(words: Sequence[Word]) -> list[list[Word]]:
+    rows: list[list[Word]] = []
+    spans: list[tuple[float, float]] = []
+    for w in sorted(words, key=lambda w: ((w.bbox[1] + w.bbox[3]) / 2, w.bbox[0])):
+        y0, y1 = w.bbox[1], w.bbox[3]
+        if spans:
+            a0, a1 = spans[-1]
+            if min(a1, y1) - max(a0, y0) >= ROW_OVERLAP * min(a1 - a0, y1 - y0):
+                rows[-1].append(w)
+                spans[-1] = (min(a0, y0), max(a1, y1))
+                continue
+        rows.append([w])
+        spans.append((y0, y1))
+    return rows
+
+
+def _dedupe(ys: Sequence[float], tol: float = 3.0) -> list[float]:
+    out: list[float] = []
+    for y in sorted(ys):
+        if not out or y - out[-1] > tol:
+            out.append(y)
+    return out
+
+
+def column_edges(
+    words: Sequence[Word], box: BBox, rules_v: Sequence[float] = (), n_rows: int | None = None
+) -> list[float]:
+    """Column boundaries (x in page pixels, ascending, ``box`` edges included).
+
+    ``rules_v``: x of vertical ruling lines spanning most of the table; ``n_rows``: text rows
+    (default: counted from ``words``).
+    """
+    x0, x1 = int(box[0]), int(box[2]) + 1
+    rows = _rows(words)
+    n = n_rows or len(rows)
+    cover = [0] * (x1 - x0 + 1)
+    for row in rows:
+        hit = [False] * len(cover)
+        for w in row:
+            for x in range(max(x0, int(w.bbox[0])), min(x1, int(w.bbox[2]) + 1)):
+                hit[x - x0] = True
+        for i, h in enumerate(hit):
+            cover[i] += h
+    lh = median(w.bbox[3] - w.bbox[1] for w in words) if words else 1.0
+    limit = int(BRIDGE_SHARE * n)
+    edges: list[float] = []
+    start = None
+    # the outer margins of the box are not gutters: only gaps between text count
+    left = min((int(w.bbox[0]) for w in words), default=x0)
+    right = max((int(w.bbox[2]) for w in words), default=x1)
+    for i, c in enumerate(cover + [n + 1]):
+        x = x0 + i
+        free = c <= limit and left < x < right
+        if free and start is None:
+            start = x
+        elif not free and start is not None:
+            if x - start >= MIN_GUTTER * lh:
+                edges.append((start + x) / 2)
+            start = None
+    for r in rules_v:
+        if left < r < right and not any(w.bbox[0] < r < w.bbox[2] for w in words):
+            if all(abs(r - e) > MIN_GUTTER * lh for e in edges):
+                edges.append(r)
+    out = [float(box[0]), *sorted(edges), float(box[2])]
+    # a column needs words starting in it in more than BRIDGE_SHARE of the rows: the tail of
+    # one long wrapped line past the others' right ends is not a column
+    k = 1
+    while k < len(out) - 1:
+        lo, hi = out[k], out[k + 1]
+        starts = sum(1 for row in rows if any(lo <= w.bbox[0] < hi for w in row))
+        if starts <= limit:
+            del out[k]
+        else:
+            k += 1
+    return out
+
+
+def build_grid(
+    words: Sequence[Word],
+    box: BBox,
+    rules_v: Sequence[float] = (),
+    rules_h: Sequence[tuple[float, float, float]] = (),
+) -> tuple[list[GridCell], int, int]:
+    """Cells of the table in ``box`` from its ``words``; returns (cells, rows, columns).
+
+    ``rules_h``: horizontal rule segments (y, x0, x1) in page pixels. Empty grid positions
+    become empty cells. Words in one cell are joined with a space, wrapped lines with a space.
+    """
+    text_rows = _rows(words)
+    if not text_rows:
+        return [], 0, 0
+    edges = column_edges(words, box, rules_v, len(text_rows))
+    # one rule per y (a rule drawn as a thin rectangle has two edges); partial rules count
+    # (a ruled grid leaves out the rule under a cell spanning two rows only in that column)
+    full = _dedupe([r[0] for r in rules_h if r[2] - r[1] >= 0.1 * (box[2] - box[0])])
+
+    def ruled(above: list[Word], below: list[Word]) -> bool:
+        top = min(w.bbox[1] for w in below)
+        bottom = max(w.bbox[3] for w in above)
+        return any(min(bottom, top) - 2 <= y <= max(bottom, top) + 2 for y in full)
+
+    rows = text_rows
+    gaps = [ruled(a, b) for a, b in zip(text_rows, text_rows[1:], strict=False)]
+    if gaps and sum(gaps) >= DENSE_RULES * len(gaps):
+        rows = [list(text_rows[0])]
+        for row, has_rule in zip(text_rows[1:], gaps, strict=True):
+            if has_rule:
+                rows.append(list(row))
+            else:
+                rows[-1].extend(row)
+    n_cols = len(edges) - 1
+    cells: list[GridCell] = []
+    for r, row in enumerate(rows):
+        slots: dict[tuple[int, int], list[Word]] = {}
+        for w in sorted(row, key=lambda w: (w.bbox[1], w.bbox[0])):
+            c0 = next(i for i in range(n_cols) if w.bbox[0] < edges[i + 1] or i == n_cols - 1)
+            c1 = next(i for i in range(n_cols) if w.bbox[2] <= edges[i + 1] + 1 or i == n_cols - 1)
+            slots.setdefault((c0, max(c0, c1)), []).append(w)
+        taken = [False] * n_cols
+        spans = sorted(slots)
+        merged: list[tuple[int, int, list[Word]]] = []
+        for c0, c1 in spans:  # overlapping spans in one row become one cell
+            if merged and c0 <= merged[-1][1]:
+                a0, a1, ws = merged[-1]
+                merged[-1] = (a0, max(a1, c1), ws + slots[(c0, c1)])
+            else:
+                merged.append((c0, c1, list(slots[(c0, c1)])))
+        for c0, c1, ws in merged:
+            lines = _rows(ws)
+            text = " ".join(" ".join(w.text for w in sorted(ln, key=lambda w: w.bbox[0])) for ln in lines)
+            cells.append(GridCell(r, c0, 1, c1 - c0 + 1, text))
+            for c in range(c0, c1 + 1):
+                taken[c] = True
+        cells.extend(GridCell(r, c, 1, 1, "") for c in range(n_cols) if not taken[c])
+    cells.sort(key=lambda c: (c.row, c.col))
+    return cells, len(rows), n_cols
+
+
+def to_html(cells: Sequence[GridCell]) -> str:
+    """``<table>`` with one ``<tr>`` per row and ``rowspan``/``colspan`` attributes where > 1;
+    cell text HTML-escaped."""
+    rows: dict[int, list[GridCell]] = {}
+    for c in cells:
+        rows.setdefault(c.row, []).append(c)
+    out = ["<table>"]
+    for r in sorted(rows):
+        tds = []
+        for c in sorted(rows[r], key=lambda c: c.col):
+            attrs = (f' rowspan="{c.rowspan}"' if c.rowspan > 1 else "") + (
+                f' colspan="{c.colspan}"' if c.colspan > 1 else ""
+            )
+            tds.append(f"<td{attrs}>{html.escape(c.text)}</td>")
+        out.append("<tr>" + "".join(tds) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def table_from_lines(lines: Sequence[tuple[BBox, str]], box: BBox) -> str | None:
+    """HTML table from OCR lines ``(bbox, text)`` inside the table block ``box`` (scans).
+
+    Returns None when the geometry shows no table (fewer than 2 rows or 2 columns).
+    """
+    words = [Word(b, t) for b, t in lines if t.strip()]
+    cells, n_rows, n_cols = build_grid(words, box)
+    if n_rows < 2 or n_cols < 2:
+        return None
+    return to_html(cells)

@@ -1,0 +1,194 @@
+"""Characters of a PDF page's text layer with their boxes in page pixels (pypdfium2 / PDFium).
+
+Every character PDFium's text page holds is returned in content-stream order with:
+
+* its Unicode code point (``FPDFText_GetUnicode``; 0 when the font maps the glyph to nothing;
+  PDFium returns UTF-16 code units, so a surrogate pair -- math italic letters such as
+  U+1D465 on math_zh_gaokao_exam -- is joined into one character),
+* its loose box (``FPDFText_GetLooseCharBox``: font ascent to descent, the whole line height,
+  not the inked glyph) mapped into the pixels of the page rendered at ``dpi`` -- the same
+  pixels :func:`ocrstack.parsing.documents.iter_pages` produces, /Rotate applied
+  (``FPDF_PageToDevice``, which PDFium's renderer uses too),
+* whether PDFium generated it (spaces and line breaks it inferred from positions,
+  ``FPDFText_IsGenerated``), whether it is a line-end hyphen (``FPDFText_IsHyphen``; PDFium
+  returns U+FFFE or "-" for those) and whether the font's ToUnicode map failed for it
+  (``FPDFText_HasUnicodeMapError``),
+* the text render mode of its text object (3 = invisible, 7 = clip only: the OCR layer a
+  scanner or OCRmyPDF puts over a page image; ISO 32000-1 table 106) and that object's
+  position in the page's painting order.
+
+The page's image objects are returned with their painting order as well, so
+:mod:`ocrstack.parsing.textlayer.soundness` can tell text painted over by a later image.
+Objects nested inside form XObjects are not walked: their characters get ``z = -1``.
+
+PDFium is not thread-safe: every call here holds :data:`ocrstack.parsing.documents.PDFIUM_LOCK`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ocrstack.parsing.types import BBox
+
+#: Text render modes that paint nothing (ISO 32000-1 section 9.3.6, table 106).
+INVISIBLE_MODES = (3, 7)
+#: Sub-pixel precision of the page-to-pixel transform: FPDF_PageToDevice returns whole device
+#: pixels, so the transform is measured on a device this many times larger.
+_PRECISION = 64
+
+
+@dataclass(frozen=True)
+class Char:
+    """One text-layer character.
+
+    Attributes:
+        text: the character ('' when PDFium has no Unicode for the glyph).
+        bbox: loose box (x0, y0, x1, y1) in page pixels at the render DPI, origin top-left.
+        generated: PDFium inferred it (space or line break), it is not in the content stream.
+        hyphen: a line-end hyphen.
+        map_error: the font's ToUnicode map has no valid entry for the glyph.
+        render_mode: PDF text render mode 0-7 of its text object (-1 unknown).
+        z: index of its text object in the page's painting order (-1 unknown, e.g. in a form).
+    """
+
+    text: str
+    bbox: BBox
+    generated: bool = False
+    hyphen: bool = False
+    map_error: bool = False
+    render_mode: int = 0
+    z: int = -1
+
+
+@dataclass
+class PageText:
+    """The text layer of one page.
+
+    Attributes:
+        chars: in content-stream (PDFium text page) order.
+        size: (width, height) in pixels of the rendered page the boxes refer to.
+        images: ``(bbox in page pixels, z)`` of each top-level image object.
+        rotation: the page's /Rotate (0/90/180/270), already applied to the boxes.
+    """
+
+    chars: list[Char] = field(default_factory=list)
+    size: tuple[int, int] = (0, 0)
+    images: list[tuple[BBox, int]] = field(default_factory=list)
+    rotation: int = 0
+
+    def text(self) -> str:
+        """All characters joined, as ``PdfTextPage.get_text_range`` would return them."""
+        return "".join(c.text for c in self.chars)
+
+
+def _union(a: BBox, b: BBox) -> BBox:
+    if a == (0.0, 0.0, 0.0, 0.0):
+        return b
+    if b == (0.0, 0.0, 0.0, 0.0):
+        return a
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def _transform(raw, page, size: tuple[int, int]):  # noqa: ANN001, ANN202 - pdfium handles
+    """Affine map PDF user space -> page pixels, measured with FPDF_PageToDevice."""
+    w, h = size
+    dx, dy = ctypes.c_int(), ctypes.c_int()
+
+    def dev(x: float, y: float) -> tuple[float, float]:
+        raw.FPDF_PageToDevice(page, 0, 0, w * _PRECISION, h * _PRECISION, 0, x, y, dx, dy)
+        return dx.value / _PRECISION, dy.value / _PRECISION
+
+    ox, oy = dev(0.0, 0.0)
+    ax, ay = dev(1000.0, 0.0)
+    bx, by = dev(0.0, 1000.0)
+    a, b = (ax - ox) / 1000, (ay - oy) / 1000  # d(device)/d(user x)
+    c, d = (bx - ox) / 1000, (by - oy) / 1000  # d(device)/d(user y)
+
+    def box(left: float, bottom: float, right: float, top: float) -> BBox:
+        xs, ys = [], []
+        for x, y in ((left, bottom), (right, top), (left, top), (right, bottom)):
+            xs.append(ox + a * x + c * y)
+            ys.append(oy + b * x + d * y)
+        return (min(xs), min(ys), max(xs), max(ys))
+
+    return box
+
+
+def page_text(path: Path | str, index: int, size: tuple[int, int], password: str | None = None) -> PageText:
+    """Extract the text layer of page ``index`` (0-based) of the PDF at ``path``.
+
+    ``size``: (width, height) in pixels of the rendered page image (``PageImage.size``); the
+    boxes are scaled to it, so a page downscaled for the pixel budget still lines up.
+
+    Raises:
+        pypdfium2.PdfiumError: the file or page cannot be loaded (the caller, which rendered
+            the page already, treats this as "no text layer").
+    """
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    from ocrstack.parsing.documents import PDFIUM_LOCK
+
+    with PDFIUM_LOCK:
+        doc = pdfium.PdfDocument(str(path), password=password)
+        try:
+            page = doc[index]
+            try:
+                return _read_page(raw, page, size)
+            finally:
+                page.close()
+        finally:
+            doc.close()
+
+
+def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - pypdfium2 objects
+    box = _transform(raw, page.raw, size)
+    out = PageText(size=size, rotation=page.get_rotation())
+    z_of: dict[int, int] = {}
+    for k in range(raw.FPDFPage_CountObjects(page.raw)):
+        obj = raw.FPDFPage_GetObject(page.raw, k)
+        addr = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        z_of[addr] = k
+        if raw.FPDFPageObj_GetType(obj) == raw.FPDF_PAGEOBJ_IMAGE:
+            l_, b_, r_, t_ = (ctypes.c_float() for _ in range(4))
+            if raw.FPDFPageObj_GetBounds(obj, l_, b_, r_, t_):
+                out.images.append((box(l_.value, b_.value, r_.value, t_.value), k))
+    textpage = page.get_textpage()
+    try:
+        tp = textpage.raw
+        rect = raw.FS_RECTF()
+        modes: dict[int, int] = {}
+        for i in range(raw.FPDFText_CountChars(tp)):
+            code = raw.FPDFText_GetUnicode(tp, i)
+            generated = raw.FPDFText_IsGenerated(tp, i) == 1
+            if generated or not raw.FPDFText_GetLooseCharBox(tp, i, rect):
+                bbox: BBox = (0.0, 0.0, 0.0, 0.0)
+            else:
+                bbox = box(rect.left, rect.bottom, rect.right, rect.top)
+            obj = raw.FPDFText_GetTextObject(tp, i)
+            addr = ctypes.cast(obj, ctypes.c_void_p).value or 0 if obj else 0
+            if addr not in modes:
+                modes[addr] = raw.FPDFTextObj_GetTextRenderMode(obj) if addr else -1
+            if 0xDC00 <= code <= 0xDFFF and out.chars and len(out.chars[-1].text) == 1:
+                high = ord(out.chars[-1].text)
+                if 0xD800 <= high <= 0xDBFF:  # PDFium gives UTF-16 code units: join the pair
+                    prev = out.chars[-1]
+                    pair = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+                    out.chars[-1] = replace(prev, text=pair, bbox=_union(prev.bbox, bbox))
+                    continue
+            out.chars.append(
+                Char(
+                    text=chr(code) if 0 < code < 0x110000 else "",
+                    bbox=bbox,
+                    generated=generated,
+                    hyphen=raw.FPDFText_IsHyphen(tp, i) == 1,
+                    map_error=raw.FPDFText_HasUnicodeMapError(tp, i) == 1,
+                    render_mode=int(modes[addr]),
+                    z=z_of.get(addr, -1),
+                )
+            )
+    finally:
+        textpage.close()
+    return out

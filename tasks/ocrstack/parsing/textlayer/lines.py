@@ -1,0 +1,90 @@
+"""Text-layer characters -> text lines in page pixels, ready for the OCR path's block assignment.
+
+A line is a run of characters in content-stream order that stays on one baseline: the next
+character overlaps the run's last one by at least :data:`SAME_LINE_OVERLAP` of the smaller
+height (or width, for text set top-to-bottom) and is at most :data:`MAX_GAP` character heights
+away from it. PDFium's generated line breaks also end a line; its generated spaces become
+one space. The lines are :class:`ocrstack.parsing.recognition.rapidocr.Line` objects (score 1.0)
+so that :func:`ocrstack.parsing.recognition.rapidocr.assign_lines` gives them to layout
+blocks and orders them with the same reading-order code as OCR lines.
+
+Characters a caller marks unusable (hidden, or unfaithful in a block read from the layer)
+are skipped; a line-end hyphen (PDFium's U+FFFE) is written as "-".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ocrstack.parsing.geometry import union
+from ocrstack.parsing.recognition.rapidocr import Line
+from ocrstack.parsing.textlayer.extract import Char
+from ocrstack.parsing.types import BBox
+
+#: Least overlap (fraction of the smaller character's height) of two characters on one line.
+SAME_LINE_OVERLAP = 0.5
+#: Largest gap between neighbouring characters of one line, in character heights. Justified
+#: TeX text stretches inter-word spaces to about 0.6 em; table columns and the gutter between
+#: text columns are wider (2 em and more on the corpus pages), so they split lines.
+MAX_GAP = 1.5
+
+
+def _ov(a0: float, a1: float, b0: float, b1: float) -> float:
+    return min(a1, b1) - max(a0, b0)
+
+
+def _same_line(prev: BBox, c: BBox) -> bool:
+    h = min(prev[3] - prev[1], c[3] - c[1])
+    w = min(prev[2] - prev[0], c[2] - c[0])
+    if h > 0 and _ov(prev[1], prev[3], c[1], c[3]) >= SAME_LINE_OVERLAP * h:  # left-right text
+        gap = max(c[0] - prev[2], prev[0] - c[2])
+        return gap <= MAX_GAP * max(prev[3] - prev[1], c[3] - c[1])
+    if w > 0 and _ov(prev[0], prev[2], c[0], c[2]) >= SAME_LINE_OVERLAP * w:  # top-bottom text
+        gap = max(c[1] - prev[3], prev[1] - c[3])
+        return gap <= MAX_GAP * max(prev[2] - prev[0], c[2] - c[0])
+    return False
+
+
+def build_lines(chars: Sequence[Char], usable: Callable[[Char], bool] = lambda c: True) -> list[Line]:
+    """Group ``chars`` (content-stream order) into lines; see the module docstring.
+
+    Returns lines in stream order, each with ``bbox`` the union of its characters' boxes in
+    page pixels, ``text`` stripped, ``score`` 1.0. Lines with no text are dropped.
+    """
+    lines: list[Line] = []
+    text: list[str] = []
+    boxes: list[BBox] = []
+    space = False
+
+    def flush() -> None:
+        nonlocal text, boxes, space
+        t = "".join(text).strip()
+        if t and boxes:
+            lines.append(Line(bbox=union(boxes), text=t, score=1.0))
+        text, boxes, space = [], [], False
+
+    for c in chars:
+        if c.generated:
+            if c.text in ("\r", "\n"):
+                flush()
+            elif c.text.isspace():
+                space = True
+            continue
+        if c.text in ("\r", "\n"):
+            flush()
+            continue
+        if c.text.isspace() or c.text == "":
+            if c.text:
+                space = True
+            continue
+        if not usable(c):
+            continue
+        if boxes and not _same_line(boxes[-1], c.bbox):
+            flush()
+        if space and text:
+            text.append(" ")
+        space = False
+        text.append("-" if c.hyphen or c.text == "\ufffe" else c.text)
+        boxes.append(c.bbox)
+    flush()
+    return lines

@@ -1,0 +1,257 @@
+"""The text-layer stage of ``ocrstack parse`` (issue 11 items 1 and 5).
+
+Per page, for ``--text-layer auto`` (default) or ``on``:
+
+1. :func:`read_page` extracts the layer and judges it (:mod:`.soundness`); ``auto`` also
+   compares a quick OCR sample of a few layer lines with the layer (:func:`check_sample`).
+2. On a sound page :func:`fill_blocks` routes every layout block: it takes the layer's text
+   (source ``text-layer``), or goes to recognition (source ``ocr`` / ``server``) when it has
+   no layer characters (outlined text, a picture), is a figure over a raster image without
+   layer text, is a formula on a math page (a page with unfaithful characters: TeX math
+   fonts) and the recognizer returns LaTeX, or (not for formulas) more than
+   :data:`BLOCK_BAD_LIMIT` of its characters are unfaithful. Table blocks become
+   ``<table>`` HTML (:mod:`ocrstack.parsing.tables.born_digital`).
+3. :func:`recognise_rest` reads the routed blocks: a recognizer with ``read_lines`` (rapidocr)
+   reads each block's crop (a whole-page read would cost as much as the OCR path), any other
+   recognizer gets the blocks as usual (it crops them itself).
+
+``off`` (and raster inputs) keep the OCR path for every block. Block sources are set on
+``Block.source``; the verdict goes to the page's ``text_layer`` entry in blocks.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from ocrstack.parsing.geometry import covered, intersection, pad
+from ocrstack.parsing.recognition.rapidocr import Line, assign_lines
+from ocrstack.parsing.tables.born_digital import table_html
+from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
+from ocrstack.parsing.textlayer.lines import build_lines
+from ocrstack.parsing.textlayer.soundness import (
+    MIN_CHARS,
+    SAMPLE_MIN_AGREEMENT,
+    Verdict,
+    bad_reason,
+    hidden_reason,
+    is_text,
+    judge,
+    sample_agreement,
+)
+from ocrstack.parsing.types import BBox, Block, Category, PageImage
+
+MODES = ("auto", "on", "off")
+SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
+#: Unfaithful share of a block's characters above which the block is read by OCR. Below it the
+#: unfaithful characters are left out (a block's warning counts them): OCR of a text block
+#: with some inline math lost more words than the few glyphs left out (math_mathtools_doc
+#: page 1: two blocks with 2 of 16 unfaithful characters; math_zh_gaokao_exam page 1: 44 of
+#: 48 unfaithful is math the layer cannot give).
+BLOCK_BAD_LIMIT = 0.25
+#: Share of a block an image object must cover for the block to count as a picture.
+IMAGE_COVER = 0.3
+#: Padding (pixels at 200 DPI) around a block crop read by a whole-image recognizer.
+CROP_PAD = 8
+
+
+def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[PageText | None, Verdict]:
+    """Extract and judge the text layer of ``page``; ``mode`` is ``auto``, ``on`` or ``off``.
+
+    ``on`` accepts an invisible OCR layer over a scan and uses a layer whatever the
+    character checks say (the reasons are kept, prefixed "used anyway"), as long as it has
+    at least :data:`~.soundness.MIN_CHARS` characters. Never raises for a broken layer:
+    an unreadable one is "not sound" with the error as the reason.
+    """
+    if mode == "off":
+        return None, Verdict(False, ["--text-layer off"])
+    if page.dpi is None:
+        return None, Verdict(False, ["raster input: no text layer"])
+    try:
+        pt = page_text(page.source, page.index, page.size, password)
+    except Exception as exc:  # noqa: BLE001 - PDFium rendered the page: its text is optional
+        return None, Verdict(False, [f"text layer unreadable ({type(exc).__name__}: {exc})"])
+    verdict = judge(pt, accept_ocr_layer=mode == "on")
+    chars = verdict.counts.get("visible", 0) + verdict.counts.get("hidden", 0)
+    if mode == "on" and not verdict.sound and chars >= MIN_CHARS:
+        verdict = Verdict(
+            True, [f"used anyway (--text-layer on): {r}" for r in verdict.reasons], verdict.counts
+        )
+    return pt, verdict
+
+
+def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
+    """Predicate: a character the layer path may use (visible, or any with ``accept_hidden``)."""
+
+    def ok(c: Char) -> bool:
+        return accept_hidden or hidden_reason(c, pt.size, pt.images) is None
+
+    return ok
+
+
+def line_reader(recognizer) -> Callable | None:  # noqa: ANN001
+    """``read(crops) -> [text]`` for single-line crops (PIL images), or None.
+
+    rapidocr (a recognizer with ``engine()``): its text recognizer alone on the crops, one
+    batch, no detection -- the boxes are the layer's lines (the same model call
+    :mod:`ocrstack.parsing.recognition.rapidocr` makes for flipped lines). Other recognizers
+    give no sample (a server request per page would cost more than the layer saves).
+    """
+    engine = getattr(recognizer, "engine", None)
+    if not callable(engine):
+        return None
+
+    def read(crops: list) -> list[str]:
+        import numpy as np
+        from rapidocr.ch_ppocr_rec import TextRecInput
+
+        imgs = [np.ascontiguousarray(np.asarray(c.convert("RGB"))[:, :, ::-1]) for c in crops]
+        out = engine()._load_rec_model()(TextRecInput(img=imgs))
+        return [str(t) for t in (out.txts or [""] * len(imgs))]
+
+    return read
+
+
+def check_sample(
+    pt: PageText, verdict: Verdict, read: Callable | None, image, accept_hidden: bool = False
+) -> Verdict:  # noqa: ANN001 - PIL image
+    """Compare a few layer lines with OCR of the same boxes (``read(crops) -> [text]``, see
+    :func:`line_reader`).
+
+    Returns ``verdict`` with ``agreement`` set, made not sound when the median line agrees
+    less than :data:`~.soundness.SAMPLE_MIN_AGREEMENT`. No ``read``: unchanged.
+    """
+    if read is None or not verdict.sound:
+        return verdict
+    ok = usable(pt, accept_hidden)
+    lines = [ln for ln in build_lines(pt.chars, lambda c: ok(c) and bad_reason(c) is None) if not _tall(ln)]
+
+    def read_boxes(boxes: list[BBox]) -> list[str]:
+        return read([image.crop(tuple(round(v) for v in pad(b, 4, image.size))) for b in boxes])
+
+    res = sample_agreement([(ln.bbox, ln.text) for ln in lines], read_boxes)
+    if res is None:
+        return verdict
+    agreement, n = res
+    verdict = dataclasses.replace(verdict, agreement=agreement)
+    if agreement < SAMPLE_MIN_AGREEMENT:
+        verdict.sound = False
+        verdict.reasons = [
+            *verdict.reasons,
+            f"the layer's words disagree with OCR of the page (median similarity {agreement:.2f} "
+            f"on {n} sample lines, at least {SAMPLE_MIN_AGREEMENT} needed)",
+        ]
+    return verdict
+
+
+def printable(c: Char) -> bool:
+    """The character can stand in text: faithful, or an ASCII character PDFium read from the
+    font's own encoding after a ToUnicode map error (TeX math fonts: the primes and letters of
+    math_crc_paper; the non-ASCII guesses, Hangul and IPA letters on math_zh_gaokao_exam, are junk)."""
+    reason = bad_reason(c)
+    return reason is None or (reason == "unmapped" and len(c.text) == 1 and "!" <= c.text <= "~")
+
+
+def _tall(ln: Line) -> bool:
+    return ln.bbox[3] - ln.bbox[1] > ln.bbox[2] - ln.bbox[0]
+
+
+def _chars_in(chars: Sequence[Char], box: BBox) -> list[Char]:
+    return [c for c in chars if is_text(c) and covered(c.bbox, box) >= 0.5]
+
+
+def _route(b: Block, chars: Sequence[Char], pt: PageText, math_page: bool, structured: bool) -> str | None:
+    """Why block ``b`` goes to recognition, or None when the layer fills it."""
+    own = _chars_in(chars, b.bbox)
+    pictured = any(intersection(b.bbox, img) >= IMAGE_COVER * max(1.0, _area(b.bbox)) for img, _ in pt.images)
+    if b.category is Category.FORMULA and math_page and structured:
+        return "formula on a math page (its text layer is not faithful; the recognizer returns LaTeX)"
+    if not own:
+        return (
+            "picture without text-layer characters" if pictured else "no text-layer characters in the block"
+        )
+    bad = sum(1 for c in own if bad_reason(c))
+    if bad > BLOCK_BAD_LIMIT * len(own) and not (b.category is Category.FORMULA and not structured):
+        return f"{bad} of {len(own)} characters unfaithful"
+    if bad:
+        b.warnings.append(f"text layer: {bad} unfaithful characters (math glyphs without Unicode) left out")
+    return None
+
+
+def _area(b: BBox) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
+
+
+def fill_blocks(
+    page: PageImage,
+    blocks: list[Block],
+    pt: PageText,
+    verdict: Verdict,
+    password: str | None = None,
+    accept_hidden: bool = False,
+    structured: bool = False,
+) -> tuple[list[Block], list[Block]]:
+    """Route and fill ``blocks`` of a page whose layer is sound.
+
+    Returns (blocks filled from the layer, followed by ``recovered`` blocks for layer lines no
+    block holds; blocks left for recognition, each with a warning saying why). Layer blocks get
+    ``source = "text-layer"``; the others are untouched apart from the warning. ``structured``:
+    the recognizer returns LaTeX (a server), so formulas of math pages go to it; the embedded
+    OCR returns plain text, no better than the layer's, so they go to it only when more than
+    :data:`BLOCK_BAD_LIMIT` of their characters are unfaithful.
+    """
+    ok = usable(pt, accept_hidden)
+    visible = [c for c in pt.chars if ok(c)]
+    math_page = verdict.counts.get("bad", 0) > 0
+    layer_blocks, rest = [], []
+    for b in blocks:
+        why = _route(b, visible, pt, math_page, structured)
+        if why is None:
+            layer_blocks.append(b)
+        else:
+            b.warnings.append(f"read by the recognizer: {why}")
+            rest.append(b)
+    lines = [
+        ln
+        for ln in build_lines(pt.chars, lambda c: ok(c) and printable(c))
+        if not any(covered(ln.bbox, r.bbox) >= 0.5 for r in rest)
+    ]
+    filled = assign_lines(layer_blocks, lines, structured=True)
+    px_per_pt = (page.dpi or 72.0) / 72.0
+    for b in filled:
+        b.source = SOURCE_LAYER
+        if b.category is Category.TABLE:
+            good = [c for c in visible if printable(c)]
+            html = table_html(good, b.bbox, page.source, page.index, px_per_pt, password, pt.rotation)
+            if html is not None:
+                b.text = html
+    return filled, rest
+
+
+def recognise_rest(page: PageImage, blocks: list[Block], recognizer, remote: bool) -> list[Block]:  # noqa: ANN001
+    """Recognise the routed ``blocks`` (see module docstring); sets each block's ``source``."""
+    if not blocks:
+        return []
+    read_lines = getattr(recognizer, "read_lines", None)
+    if not callable(read_lines):
+        out = recognizer.recognize(page, blocks)[: len(blocks)]
+        for b in out:
+            b.source = SOURCE_SERVER if remote else SOURCE_OCR
+        return out
+    margin = CROP_PAD * (page.dpi or 200) / 200
+    for b in blocks:
+        box = pad(b.bbox, margin, page.size)
+        if box[2] - box[0] < 2 or box[3] - box[1] < 2:
+            b.source = SOURCE_OCR
+            continue
+        crop = page.image.crop(tuple(round(v) for v in box))
+        lines = [
+            dataclasses.replace(
+                ln, bbox=(ln.bbox[0] + box[0], ln.bbox[1] + box[1], ln.bbox[2] + box[0], ln.bbox[3] + box[1])
+            )
+            for ln in read_lines(crop)
+        ]
+        # lines of the crop's margin that belong to neighbours are dropped (recovered extras)
+        assign_lines([b], lines, structured=bool(getattr(recognizer, "structured", False)))
+        b.source = SOURCE_OCR
+    return blocks
