@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from ocrstack.parsing.geometry import covered, intersection, pad
-from ocrstack.parsing.recognition.rapidocr import Line, assign_lines
+from ocrstack.parsing.recognition.lines import Line, assign_lines
 from ocrstack.parsing.tables.born_digital import table_html
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines
