@@ -54,7 +54,8 @@ class Spec:
         cache_form: transforms the value for the key (e.g. a prompt file's content hash).
         secret: never shown in ``repr`` or outputs.
         metavar: argparse metavar.
-        many: repeatable flag (``action="append"``); the value is a tuple.
+        many: repeatable flag (``action="append"``); the value is a tuple (from a mapping: a list,
+            or one comma-separated string).
         env: environment variable read when the option is not given (CLI and mapping).
         show: formats the default for ``{default}`` in ``help``.
     """
@@ -171,9 +172,9 @@ def _convert(f: Field, s: Spec, raw: Any) -> Any:
     if raw is None:
         return None
     if s.many:
-        items = [raw] if isinstance(raw, str) else list(raw)
-        parts = [p.strip() for item in items for p in str(item).split(",") if p.strip()]
-        return tuple(s.convert(p) if s.convert else p for p in parts)
+        # a mapping gives one comma-separated string; a repeated CLI flag gives a list (kept as is)
+        parts = [p.strip() for p in raw.split(",") if p.strip()] if isinstance(raw, str) else list(raw)
+        return tuple(s.convert(p) if s.convert and isinstance(p, str) else p for p in parts)
     if f.type in (bool, "bool"):
         conv: Callable[[Any], Any] = boolean
     else:
