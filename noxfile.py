@@ -44,6 +44,13 @@ def bench(session: nox.Session) -> None:
     session.run("ocrstack", "bench", *session.posargs)
 
 
+@nox.session
+def load(session: nox.Session) -> None:
+    """Bounded load/fault run of the HTTP API on 127.0.0.1: 50 jobs, status p99, SIGKILL + restart, RSS."""
+    _install(session, "dev")
+    session.run("ocrstack", "api", "load", *session.posargs)
+
+
 @nox.session(name="lock-export")
 def lock_export(session: nox.Session) -> None:
     """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""
