@@ -185,8 +185,9 @@ def _convert(f: Field, s: Spec, raw: Any) -> Any:
         return conv(raw)
     except (TypeError, ValueError):
         kind = getattr(conv, "__name__", "value")
+        shown = "the value given" if s.secret else repr(raw)
         raise UsageError(
-            f"{flag_name(f, s)}: {raw!r} is not a valid {kind}",
+            f"{flag_name(f, s)}: {shown} is not a valid {kind}",
             f"use e.g. {flag_name(f, s)} {s.example}" if s.example else f"check {flag_name(f, s)}",
         ) from None
 
