@@ -17,9 +17,11 @@ from ocrstack.api.uploads import safe_name
         (".hidden", "png", "hidden.png"),
         ("", "jpeg", "document.jpg"),
         ("..", "pdf", "document.pdf"),
-        ("a b;rm -rf *.pdf", "pdf", "a_b_rm_-rf_.pdf"),
+        ("a b;rm -rf *.pdf", "pdf", "a b_rm -rf _.pdf"),
         ("x" * 300 + ".pdf", "pdf", "x" * 100 + ".pdf"),
-        ("名前.png", "png", "document.png"),
+        ("名前.png", "png", "名前.png"),
+        ("tab\there\n.pdf", "pdf", "tab_here_.pdf"),
+        ("  spaced  .pdf", "pdf", "spaced.pdf"),
     ],
 )
 def test_safe_name(given: str, kind: str, expected: str) -> None:

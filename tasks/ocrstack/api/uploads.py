@@ -40,12 +40,14 @@ class Upload:
 
 
 def safe_name(filename: str, kind: str) -> str:
-    """A base name for the stored upload: the client's stem reduced to ``[A-Za-z0-9._-]``, at most
-    100 characters, no leading dots, plus the suffix of the sniffed type. Directory parts (``/``
-    or ``\\``) are dropped; an empty result becomes ``document``."""
+    """A base name for the stored upload: the client's stem with every character other than letters,
+    digits, ``_``, ``.``, ``-`` and inner spaces replaced by ``_`` (so ``NAME.md`` is named as a local
+    ``ocrstack parse`` would name it), at most 100 characters, no leading dots, plus the suffix of
+    the sniffed type. Directory parts (``/`` or ``\\``) are dropped; an empty result becomes
+    ``document``."""
     base = PureWindowsPath(PurePosixPath(filename or "").name).name.lstrip(".")
     stem = base.rsplit(".", 1)[0] if "." in base else base
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).lstrip("._-")[:100] or "document"
+    stem = re.sub(r"[^\w .-]+", "_", stem).strip(" ").lstrip("._-")[:100].strip(" ") or "document"
     return stem + SUFFIX.get(kind, ".bin")
 
 
