@@ -31,7 +31,7 @@ from ocrstack.parsing.types import PageImage
 log = logging.getLogger("ocrstack.api")
 #: Page timing keys (``PageResult.timings``) -> metric stage label; other keys are used as they are.
 STAGE_NAMES = {"recognize": "recognition", "recognise": "recognition"}
-#: Seconds between TTL sweeps.
+#: Seconds between TTL sweeps (at most; half the TTL when that is shorter).
 EXPIRE_EVERY = 30.0
 
 
@@ -172,7 +172,7 @@ class Worker:
         self._warm(engines)
         while not self._stop.is_set():
             now = time.time()
-            if now - self._last_expire > EXPIRE_EVERY:
+            if now - self._last_expire > min(EXPIRE_EVERY, max(self.store.ttl / 2, 0.5)):
                 self._last_expire = now
                 for job_id in self.store.expire(now):
                     log.info("job %s expired and was deleted", job_id)
