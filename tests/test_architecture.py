@@ -1,0 +1,119 @@
+"""The architecture is enforced (issue 9 item 7): import-linter contracts and the module size limit.
+
+``lint-imports`` reads the contracts in pyproject.toml (``[tool.importlinter]``: layers
+cli -> commands -> drivers -> stages -> shared, independent stages, no cycles);
+``scripts/check_max_lines.py`` lists every module of tasks/ocrstack over 400 lines. Both run here
+on this checkout, and each is shown to fail on a deliberate violation in a temporary copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "tasks" / "ocrstack"
+MAX_LINES = ROOT / "scripts" / "check_max_lines.py"
+
+pytestmark = pytest.mark.proc
+
+
+def _lint_imports() -> Path:
+    """The ``lint-imports`` of this interpreter's environment (skips when import-linter is absent)."""
+    pytest.importorskip("importlinter", reason="import-linter (test extra) is not installed")
+    exe = Path(sys.executable).parent / "lint-imports"
+    if not exe.is_file():
+        pytest.skip(f"import-linter is importable but {exe} does not exist")
+    return exe
+
+
+def _run_lint_imports(tasks_dir: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports --no-cache CONFIG`` with ``tasks_dir`` first on the path (the tree analysed)."""
+    env = {**os.environ, "PYTHONPATH": str(tasks_dir)}
+    return subprocess.run(
+        [str(_lint_imports()), "--no-cache", "--no-logo", str(config)],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _copy_tree(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of tasks/ocrstack and pyproject.toml under ``tmp_path``; returns (tasks dir, config)."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(PACKAGE, tasks / "ocrstack", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tasks, tmp_path / "pyproject.toml"
+
+
+def test_import_contracts_hold() -> None:
+    cp = _run_lint_imports(ROOT / "tasks", ROOT / "pyproject.toml")
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "0 broken" in cp.stdout
+
+
+def test_import_contracts_catch_a_bad_import(tmp_path: Path) -> None:
+    """Each contract fails on its own kind of violation, named in the output (so not by chance)."""
+    tasks, config = _copy_tree(tmp_path)
+    pkg = tasks / "ocrstack"
+    # layers: a shared module importing the command layer
+    with (pkg / "core" / "paths.py").open("a", encoding="utf-8") as fh:
+        fh.write("\nimport ocrstack.commands  # injected by test_architecture\n")
+    # independence: one stage importing another
+    (pkg / "fetch" / "injected_cross_stage.py").write_text("import ocrstack.locking.lockfiles\n")
+    # acyclic: two sibling modules inside a stage importing each other
+    (pkg / "locking" / "injected_a.py").write_text("from ocrstack.locking import injected_b\n")
+    (pkg / "locking" / "injected_b.py").write_text("from ocrstack.locking import injected_a\n")
+    # exhaustive layers: a new top-level package placed in no layer
+    (pkg / "injected_unplaced").mkdir()
+    (pkg / "injected_unplaced" / "__init__.py").write_text("")
+
+    cp = _run_lint_imports(tasks, config)
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0, out
+    assert "ocrstack.core.paths -> ocrstack.commands" in out, out
+    assert "ocrstack.fetch.injected_cross_stage -> ocrstack.locking.lockfiles" in out, out
+    assert "No cycles are allowed in ocrstack.locking" in out, out
+    assert "ocrstack.injected_unplaced" in out, out
+
+
+def test_no_module_over_the_line_limit() -> None:
+    cp = subprocess.run(
+        [sys.executable, str(MAX_LINES)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.startswith("ok: "), cp.stdout
+
+
+def test_line_limit_lists_every_long_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "at_limit.py").write_text("x = 1\n" * 400)
+    (pkg / "over.py").write_text("x = 1\n" * 401)
+    (pkg / "sub" / "much_over.py").write_text("x = 1\n" * 900)
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "ignored.py").write_text("x = 1\n" * 900)
+    cp = subprocess.run(
+        [sys.executable, str(MAX_LINES), str(pkg)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert cp.returncode == 1, cp.stdout + cp.stderr
+    assert cp.stdout.splitlines() == [
+        "pkg/sub/much_over.py: 900 lines (limit 400)",
+        "pkg/over.py: 401 lines (limit 400)",
+    ]
+    assert "2 of 3 modules over 400 lines" in cp.stderr
+
+
+def test_line_limit_refuses_a_missing_directory(tmp_path: Path) -> None:
+    cp = subprocess.run(
+        [sys.executable, str(MAX_LINES), str(tmp_path / "nope")], capture_output=True, text=True, timeout=60
+    )
+    assert cp.returncode == 2 and "no such directory" in cp.stderr
