@@ -267,7 +267,16 @@ def test_dns_failure_fails_at_once(tmp_path: Path, sleeps) -> None:
     with pytest.raises(ServerUnreachable) as err:
         http.download("http://ocrstack-test.invalid/x.tar", tmp_path / "x.tar", retries=5, backoff=1.0, client=client)
     assert sleeps == [] and "not resolved (DNS failure" in err.value.message
-    assert not (tmp_path / "x.tar.part").exists()
+
+
+def test_failed_download_leaves_no_empty_destination(refused_url: str, tmp_path: Path, sleeps) -> None:
+    with pytest.raises(ServerUnreachable):
+        http.download(refused_url, tmp_path / "new" / "deeper" / "x.tar")
+    assert list(tmp_path.iterdir()) == []  # both created folders removed again
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(ServerUnreachable):
+        http.download(refused_url, tmp_path / "kept" / "x.tar")
+    assert (tmp_path / "kept").is_dir()  # it existed before: not ours to remove
 
 
 def test_429_is_retried_after_retry_after_seconds(file_server, tmp_path: Path, sleeps) -> None:

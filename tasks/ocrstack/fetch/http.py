@@ -100,6 +100,7 @@ def download(
         ServerUnreachable: DNS failure or connection refused (not retried: nobody is there).
         StepFailed: still failing after all retries (the ``.part`` file is kept for the next run).
     """
+    made = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     own = client is None
@@ -125,26 +126,35 @@ def download(
         if own:
             client.close()
     kept = part.stat().st_size if part.exists() else 0
+    if not part.exists():
+        _remove_empty(made)  # a failed first try leaves no empty destination folder behind
     resume = f"; rerun the same command to resume from {part} ({kept} bytes kept)" if kept else ""
     if last.unreachable:
         u = httpx.URL(url)
         port = u.port or (443 if u.scheme == "https" else 80)
         n = f"{attempts} attempt{'s' if attempts > 1 else ''}, not retried"
-        what = (
-            f"host name {u.host} not resolved (DNS failure; {n})"
-            if _dns(last)
-            else f"connection refused by {u.host}:{port} ({n}): nothing is listening there"
-        )
-        raise ServerUnreachable(
-            f"download of {url} failed: {what}",
-            f"check the URL, mirror or proxy (is the server running?){resume}",
-        ) from last
+        if _dns(last):
+            what = f"host name {u.host} not resolved (DNS failure; {n})"
+            fix = "check the host name in the URL, or the mirror / proxy settings"
+        else:
+            what = f"connection refused by {u.host}:{port} ({n}): nothing is listening there"
+            fix = "check the URL, mirror or proxy (is the server running?)"
+        raise ServerUnreachable(f"download of {url} failed: {what}", fix + resume) from last
     raise StepFailed(
         f"download of {url} failed after {attempts} attempts: {last}",
         f"rerun the same command to resume from {part} ({kept} bytes kept)"
         if kept
         else "check the network or mirror, then rerun the same command",
     ) from last
+
+
+def _remove_empty(made: list[Path]) -> None:
+    """Remove the folders this download created (deepest first) while they are empty."""
+    for d in made:
+        try:
+            d.rmdir()
+        except OSError:
+            return
 
 
 def _dns(exc: BaseException) -> bool:
