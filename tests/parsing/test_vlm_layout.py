@@ -160,3 +160,128 @@ def test_request_fields_need_a_source(tmp_path):
     f.write_text("prompts:\n  text: {text: 'x', note: 'n'}\nrequest:\n  extra_body: {a: 1}\n")
     with pytest.raises(InputError, match="source"):
         prompts.load(str(f))
+
+
+# ---------------------------------------------------------------- end to end (replaying server)
+
+E2E_LAYOUT = (
+    # 1000 x 1400 page: x = v/1000*1000, y = v/1000*1400
+    "<|box_start|>100 050 900 100<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"  # y 70..140
+    "<|box_start|>100 120 900 300<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"  # y 168..420
+    "<|box_start|>100 320 900 500<|box_end|><|ref_start|>table<|ref_end|><|rotate_up|>\n"  # y 448..700
+    "<|box_start|>300 520 700 580<|box_end|><|ref_start|>equation<|ref_end|><|rotate_up|>\n"  # y 728..812
+    "<|box_start|>920 300 980 900<|box_end|><|ref_start|>text<|ref_end|><|rotate_right|>\n"  # 60 x 840 px
+    "<|box_start|>100 600 500 900<|box_end|><|ref_start|>image<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>480 960 520 980<|box_end|><|ref_start|>page_number<|ref_end|><|rotate_up|><|im_end|>"
+)
+E2E_ANSWERS = {
+    "Text Recognition:": "Recorded paragraph text.",
+    "Table Recognition:": "<fcel>Name<fcel>Value<nl><fcel>alpha<fcel>1<nl>",
+    "Formula Recognition:": "E = mc^2",
+}
+
+
+def _page(tmp_path):
+    img = Image.new("RGB", (1000, 1400), "white")
+    img.paste((0, 0, 0), (100, 80, 300, 120))  # something dark in the title box
+    path = tmp_path / "page.png"
+    img.save(path)
+    return path
+
+
+def _parse(tmp_path, srv, *extra):
+    from ocrstack import cli
+
+    out = tmp_path / "out"
+    argv = ["parse", str(_page(tmp_path)), "-o", str(out), "--layout", "vlm", "--recognizer", "openai"]
+    argv += ["--prompts", "mineru-diffusion", "--server-url", srv.url, "--model", "md", "--no-progress", *extra]
+    return cli.main(argv), out
+
+
+def _chat(srv, prompt):
+    from ocrstack.testing.fake_openai import request_prompt
+
+    return [r for r in srv.requests if request_prompt(r.body) == prompt]
+
+
+def test_parse_end_to_end_against_a_replaying_server(tmp_path):
+    import json
+
+    from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay
+
+    answers = {"Layout Detection:": E2E_LAYOUT, **E2E_ANSWERS}
+    with FakeOpenAIServer(model="md", reply=prompt_replay(answers)) as srv:
+        rc, out = _parse(tmp_path, srv)
+    assert rc == 0
+    # one layout request per page: whole page at 1036 x 1036 with the set's diffusion settings
+    (layout,) = _chat(srv, "Layout Detection:")
+    assert layout.image_size == (1036, 1036)
+    assert layout.body["max_tokens"] == 2048
+    assert layout.body["extra_body"]["block_length"] == 32
+    # block requests: title, text, rotated text -> Text; table; formula (image not sent, page
+    # number skipped as paratext)
+    texts = _chat(srv, "Text Recognition:")
+    assert len(texts) == 3 and len(_chat(srv, "Table Recognition:")) == 1
+    assert len(_chat(srv, "Formula Recognition:")) == 1
+    assert all(r.body["extra_body"]["dynamic_threshold"] == 0.95 for r in texts)
+    # rotate_right: the 60 x 840 block, padded 6 px (72 x 852), is turned 90 degrees -> 852 x 72
+    assert (852, 72) in [r.image_size for r in texts]
+    md = (out / "page.md").read_text(encoding="utf-8")
+    assert "Recorded paragraph text." in md and "E = mc^2" in md
+    assert "Name" in md and "alpha" in md and "<fcel>" not in md  # OTSL converted
+    blocks = json.loads((out / "page.blocks.json").read_text(encoding="utf-8"))
+    assert blocks["layout"] == "vlm"
+    page = blocks["pages"][0]
+    assert page["error"] is None
+    by_label = {}
+    for b in page["blocks"]:
+        by_label.setdefault(b["label"], []).append(b)
+    # table box 100 320 900 500 -> (100, 448, 900, 700) page pixels, padded 6 px for the crop
+    assert by_label["table"][0]["bbox"] == [94.0, 442.0, 906.0, 706.0]
+    assert by_label["table"][0]["category"] == "table"
+    assert by_label["equation"][0]["category"] == "formula"
+    assert by_label["image"][0]["category"] == "figure"
+    assert [b.get("rotation", 0) for b in by_label["text"]] == [0, 90]
+    assert [b["order"] for b in page["blocks"]] == sorted(b["order"] for b in page["blocks"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (E2E_LAYOUT.split("\n<|box_start|>920")[0] + "\n<|box_start|>920 300 98", "missing <|box_end|>"),
+        ("The page shows a table.", "not a layout line"),
+        (E2E_LAYOUT.replace("920 300 980 900", "920 300 1980 900"), "outside the page"),
+    ],
+)
+def test_broken_layout_answer_fails_the_page_not_the_run(tmp_path, answer, reason):
+    import json
+
+    from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay
+
+    with FakeOpenAIServer(model="md", reply=prompt_replay({"Layout Detection:": answer, **E2E_ANSWERS})) as srv:
+        rc, out = _parse(tmp_path, srv)
+    assert rc == 7  # partial success: the page failed, nothing crashed
+    page = json.loads((out / "page.blocks.json").read_text(encoding="utf-8"))["pages"][0]
+    assert reason in page["error"] and "page.png page 1" in page["error"]
+    assert _chat(srv, "Text Recognition:") == []  # no block request for an unreadable layout
+
+
+def test_layout_cut_at_max_tokens_is_a_page_error(tmp_path):
+    import json
+
+    from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay
+
+    replay = prompt_replay({"Layout Detection:": E2E_LAYOUT, **E2E_ANSWERS})
+    with FakeOpenAIServer(model="md", reply=replay, finish_reason="length") as srv:
+        rc, out = _parse(tmp_path, srv)
+    assert rc == 7
+    page = json.loads((out / "page.blocks.json").read_text(encoding="utf-8"))["pages"][0]
+    assert "cut at max_tokens=2048" in page["error"]
+
+
+def test_prompt_set_without_layout_prompt_is_a_usage_error(tmp_path):
+    from ocrstack.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(model="md") as srv:
+        rc, _ = _parse(tmp_path, srv, "--prompts", "minicpm-ocr")
+    assert rc == 2

@@ -68,6 +68,7 @@ class PageResult:
                     "score": round(float(b.score), 4),
                     "text": b.text,
                     "warnings": list(b.warnings),
+                    **({"rotation": b.rotation} if b.rotation else {}),
                     **({"image": self.images[b.order]} if b.order in self.images else {}),
                 }
                 for b in self.blocks
@@ -86,6 +87,7 @@ class PageResult:
                 label=str(b.get("label", "")),
                 text=str(b.get("text", "")),
                 warnings=list(b.get("warnings", [])),
+                rotation=int(b.get("rotation", 0)),
             )
             for b in data["blocks"]
         ]

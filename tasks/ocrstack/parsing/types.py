@@ -72,7 +72,9 @@ class Block:
     """One layout block: bbox in page pixels, normalised category, detector score, reading-order index.
 
     ``text`` is filled by recognition; ``warnings`` collects per-block problems
-    (empty output, fallback used) that end up in the report.
+    (empty output, fallback used) that end up in the report. ``rotation``: degrees the block's
+    crop is turned counter-clockwise (``PIL.Image.rotate``, expand) before a cropping recognizer
+    reads it; set by layout ``vlm`` from MinerU-Diffusion's rotation tags (issue 14), else 0.
     """
 
     bbox: BBox
@@ -82,3 +84,4 @@ class Block:
     label: str = ""
     text: str = ""
     warnings: list[str] = field(default_factory=list)
+    rotation: int = 0

@@ -16,6 +16,7 @@ LAYOUTS: dict[str, str] = {
     "pp-doclayout-v3": "ocrstack.parsing.layout.ppdoclayout:create",
     "paddlex": "ocrstack.parsing.layout.paddlex:create",
     "none": "ocrstack.parsing.layout.whole_page:create",
+    "vlm": "ocrstack.parsing.layout.vlm:create",
 }
 
 

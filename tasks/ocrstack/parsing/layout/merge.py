@@ -6,6 +6,8 @@ reference on en_twocol_ltnews24 page 1); recognising both read the text twice.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ocrstack.parsing.geometry import area, covered, iou, union
 from ocrstack.parsing.types import Block
 
@@ -24,7 +26,7 @@ def merge_overlaps(blocks: list[Block]) -> list[Block]:
     takes the union bbox and the category/label/score of the higher-scoring block; a warning
     records what was merged. Order of the remaining blocks is kept.
     """
-    out = [Block(b.bbox, b.category, b.score, b.order, b.label, b.text, list(b.warnings)) for b in blocks]
+    out = [replace(b, warnings=list(b.warnings)) for b in blocks]  # copies every field (rotation too)
     changed = True
     while changed:
         changed = False

@@ -237,6 +237,8 @@ class OpenAIRecognizer(Recognizer):
                 continue
             # a whole-page block (layout "none") needs no copy of the page
             image = page.image if box == (0, 0, *page.size) else page.image.crop(box)
+            if block.rotation in (90, 180, 270):  # layout vlm's rotation tag (run_end2end.py)
+                image = image.rotate(block.rotation, expand=True)
             body = chat_body(
                 self.settings.model,
                 prompt.text,
@@ -245,6 +247,7 @@ class OpenAIRecognizer(Recognizer):
                 max_tokens=self.settings.max_tokens,
                 temperature=self.temperature,
             )
+            body.update(self.prompt_set.request)  # e.g. MinerU-Diffusion's extra_body (issue 14)
             out.append((block, body))
         return out
 
