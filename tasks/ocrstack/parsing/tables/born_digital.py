@@ -23,10 +23,21 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
-from ocrstack.parsing.tables.grid import GridCell, Word, build_grid, to_html
-from ocrstack.parsing.textlayer.extract import Char
+from ocrstack.parsing.tables.grid import GridCell, Word, build_grid, join_wrapped, to_html
 from ocrstack.parsing.types import BBox
+
+
+class Char(Protocol):
+    """A text-layer character as :class:`ocrstack.parsing.textlayer.extract.Char` gives it
+    (declared here so that tables do not import the text layer, which imports tables)."""
+
+    text: str
+    bbox: BBox
+    generated: bool
+    hyphen: bool
+
 
 #: Share of the block's words pdfplumber's cells must contain for its grid to be used.
 MIN_COVERED = 0.95
@@ -148,7 +159,7 @@ def cells_from_boxes(boxes: Sequence[BBox], words: Sequence[Word]) -> tuple[list
                 rows[-1].append(w)
             else:
                 rows.append([w])
-        text = " ".join(" ".join(w.text for w in sorted(r, key=lambda w: w.bbox[0])) for r in rows)
+        text = join_wrapped([" ".join(w.text for w in sorted(r, key=lambda w: w.bbox[0])) for r in rows])
         cells.append(GridCell(r0, c0, r1 - r0, c1 - c0, text))
     cells.sort(key=lambda c: (c.row, c.col))
     return cells, len(ys) - 1, len(xs) - 1, placed
@@ -189,9 +200,16 @@ def table_html(
     return to_html(grid_cells)
 
 
-def html_cells(table: str) -> list[list[str]]:
-    """Rows of cell texts (unescaped) of a ``<table>`` made by :func:`to_html` (for checks)."""
+def html_cells(table: str) -> list[list[tuple[str, int, int]]]:
+    """Rows of ``(text unescaped, rowspan, colspan)`` of a ``<table>`` made by :func:`to_html`."""
     import re
 
-    rows = re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)
-    return [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.DOTALL)] for r in rows]
+    out = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL):
+        cells = []
+        for attrs, text in re.findall(r"<td([^>]*)>(.*?)</td>", row, re.DOTALL):
+            rs = re.search(r'rowspan="(\d+)"', attrs)
+            cs = re.search(r'colspan="(\d+)"', attrs)
+            cells.append((html.unescape(text), int(rs.group(1)) if rs else 1, int(cs.group(1)) if cs else 1))
+        out.append(cells)
+    return out

@@ -185,13 +185,37 @@ def build_grid(
                 merged.append((c0, c1, list(slots[(c0, c1)])))
         for c0, c1, ws in merged:
             lines = _rows(ws)
-            text = " ".join(" ".join(w.text for w in sorted(ln, key=lambda w: w.bbox[0])) for ln in lines)
+            text = join_wrapped(
+                [" ".join(w.text for w in sorted(ln, key=lambda w: w.bbox[0])) for ln in lines]
+            )
             cells.append(GridCell(r, c0, 1, c1 - c0 + 1, text))
             for c in range(c0, c1 + 1):
                 taken[c] = True
         cells.extend(GridCell(r, c, 1, 1, "") for c in range(n_cols) if not taken[c])
     cells.sort(key=lambda c: (c.row, c.col))
     return cells, len(rows), n_cols
+
+
+#: Quotes and brackets Chinese text sets without a space next to a CJK character.
+OPENING = "“‘（《「"
+CLOSING = "”’）》」"
+
+
+def _cjk(ch: str) -> bool:
+    return "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef" or "\uf900" <= ch <= "\ufaff"
+
+
+def join_wrapped(lines: Sequence[str]) -> str:
+    """Join the lines of a wrapped cell: a space between them, none between two CJK characters
+    (Chinese has no spaces: "...的" + "标准输入" is one phrase)."""
+    out = ""
+    for ln in (x.strip() for x in lines):
+        if not ln:
+            continue
+        a, b = (out[-1], ln[0]) if out else ("", "")
+        tight = not out or (_cjk(a) and (_cjk(b) or b in OPENING)) or (_cjk(b) and a in CLOSING)
+        out += ("" if tight else " ") + ln
+    return out
 
 
 def to_html(cells: Sequence[GridCell]) -> str:

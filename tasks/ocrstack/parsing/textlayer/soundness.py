@@ -9,11 +9,11 @@ part of a pdfminer-style ``(cid:N)`` glyph name.
 
 The page verdict (:func:`judge`) is *not sound* when, checked in this order:
 
-1. it has fewer than :data:`MIN_CHARS` visible characters ("no text layer": scans);
+1. it has fewer than :data:`MIN_CHARS` visible and hidden characters ("no text layer": scans);
 2. most of its text is invisible over page images (an OCR layer over a scan, e.g. OCRmyPDF);
    ``accept_ocr_layer=True`` (``--text-layer on``) accepts such a layer;
 3. more than :data:`HIDDEN_LIMIT` of its characters are hidden (outside the page, under an
-   image, invisible);
+   image, invisible), or fewer than :data:`MIN_CHARS` are visible;
 4. more than :data:`BAD_LIMIT` of its visible characters are unfaithful;
 5. a quick OCR sample of a few of its lines disagrees with the layer
    (:func:`sample_agreement` below :data:`SAMPLE_MIN_AGREEMENT`).
@@ -162,13 +162,15 @@ def judge(pt: PageText, accept_ocr_layer: bool = False) -> Verdict:
             ],
             counts,
         )
-    if visible < MIN_CHARS:
+    if visible < MIN_CHARS and hidden < MIN_CHARS:
         return Verdict(False, [f"no text layer ({visible} visible characters)"], counts)
     reasons = []
     if total and hidden / total > HIDDEN_LIMIT:
         parts = ", ".join(f"{n[k]} {k}" for k in ("outside", "under-image", "invisible") if n[k])
         reasons.append(f"{hidden / total:.0%} of the text is hidden ({parts})")
-    if bad / visible > BAD_LIMIT:
+    if visible < MIN_CHARS:
+        reasons.append(f"only {visible} visible characters")
+    elif bad / visible > BAD_LIMIT:
         parts = ", ".join(
             f"{n[k]} {k}" for k in ("replacement", "private-use", "control", "unmapped", "cid") if n[k]
         )

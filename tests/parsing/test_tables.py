@@ -1,0 +1,193 @@
+"""Tables without a model (issue 11 item 3): grid geometry on made-up words, and the corpus'
+ruled, booktabs and Chinese tables built from their PDFs' ruling lines and text layers.
+
+The expected cells of the corpus tables were copied by hand from the rendered pages
+(looked at at 200 DPI) and checked against each PDF's text layer (NAME.txt): e.g. the
+googledocs "Population" row reads "273.879.7501" because the footnote mark 1 follows the
+number in the layer. Private-use glyphs (the flag emoji after the country names) are not
+text and are left out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocrstack.parsing import documents
+from ocrstack.parsing.tables.born_digital import html_cells, table_html
+from ocrstack.parsing.tables.grid import Word, build_grid, join_wrapped, table_from_lines, to_html
+from ocrstack.parsing.textlayer.extract import page_text
+from ocrstack.parsing.textlayer.stage import printable
+
+
+def _w(x0: float, y0: float, x1: float, text: str, h: float = 20) -> Word:
+    return Word((x0, y0, x1, y0 + h), text)
+
+
+def test_columns_come_from_gutters_and_a_centred_header_spans_them():
+    words = [_w(150, 0, 190, "Item")]  # over the gutter between columns 1 and 2
+    for y, row in enumerate(
+        [("Animal", "Description", "Price"), ("Gnat", "per gram", "13.65"), ("Gnu", "stuffed", "92.50")]
+    ):
+        words += [
+            _w(100, 40 + 40 * y, 160, row[0]),
+            _w(180, 40 + 40 * y, 290, row[1]),
+            _w(340, 40 + 40 * y, 390, row[2]),
+        ]
+    # 7 more body rows so that the one spanning header stays under BRIDGE_SHARE
+    for y in range(3, 10):
+        words += [
+            _w(100, 40 + 40 * y, 150, "a"),
+            _w(180, 40 + 40 * y, 250, "b"),
+            _w(340, 40 + 40 * y, 380, "c"),
+        ]
+    cells, n_rows, n_cols = build_grid(words, (90, 0, 400, 460))
+    assert (n_rows, n_cols) == (11, 3)
+    first = [c for c in cells if c.row == 0]
+    assert [(c.col, c.colspan, c.text) for c in first] == [(0, 2, "Item"), (2, 1, "")]
+    second = [c.text for c in cells if c.row == 2]
+    assert second == ["Gnat", "per gram", "13.65"]
+
+
+def test_a_space_is_not_a_gutter():
+    words = [
+        _w(0, 0, 50, "per"),
+        _w(58, 0, 110, "gram"),
+        _w(200, 0, 260, "1"),
+        _w(0, 40, 110, "stuffedstuff"),
+        _w(200, 40, 260, "2"),
+    ]
+    cells, n_rows, n_cols = build_grid(words, (0, 0, 300, 60))
+    assert n_cols == 2
+    assert [c.text for c in cells if c.row == 0] == ["per gram", "1"]
+
+
+def test_ruled_rows_join_wrapped_lines_and_booktabs_rows_do_not():
+    words = [
+        _w(0, 0, 50, "a"),
+        _w(200, 0, 260, "first"),
+        _w(200, 22, 260, "second"),
+        _w(0, 60, 50, "b"),
+        _w(200, 60, 260, "x"),
+    ]
+    ruled = [(-2, 0, 300), (50, 0, 300), (90, 0, 300)]
+    cells, n_rows, _ = build_grid(words, (0, -2, 300, 90), rules_h=ruled)
+    assert n_rows == 2 and [c.text for c in cells if c.row == 0] == ["a", "first second"]
+    cells, n_rows, _ = build_grid(words, (0, -2, 300, 90), rules_h=[(-2, 0, 300), (90, 0, 300)])
+    assert n_rows == 3
+
+
+def test_html_escapes_and_writes_spans():
+    words = [_w(0, 0, 40, "a<b"), _w(100, 0, 140, "&"), _w(0, 40, 140, "wide")]
+    words += [w for y in range(2, 9) for w in (_w(0, 40 * y, 40, "x"), _w(100, 40 * y, 140, "y"))]
+    cells, _, n_cols = build_grid(words, (0, 0, 150, 380))
+    out = to_html(cells)
+    assert n_cols == 2
+    assert out.startswith("<table>") and "a&lt;b" in out and "&amp;" in out
+    assert html_cells(out)[1] == [("wide", 1, 2)]
+
+
+def test_cjk_wrapped_lines_join_without_a_space():
+    assert join_wrapped(["作为 command2 的", "标准输入"]) == "作为 command2 的标准输入"
+    assert join_wrapped(["per", "gram"]) == "per gram"
+
+
+def test_scan_table_from_ocr_lines_and_none_for_prose():
+    lines = [
+        ((0, 0, 60, 20), "Name"),
+        ((200, 0, 260, 20), "Age"),
+        ((0, 40, 60, 60), "Ann"),
+        ((200, 40, 230, 60), "31"),
+    ]
+    assert html_cells(table_from_lines(lines, (0, 0, 300, 60))) == [
+        [("Name", 1, 1), ("Age", 1, 1)],
+        [("Ann", 1, 1), ("31", 1, 1)],
+    ]
+    prose = [((0, 0, 280, 20), "one line of text"), ((0, 25, 270, 45), "and its continuation")]
+    assert table_from_lines(prose, (0, 0, 300, 45)) is None
+
+
+# -- the corpus tables ------------------------------------------------------------------------
+#: file -> (table box at 200 DPI in page pixels, as rapid-layout finds it, expected rows)
+CASES = {
+    "booktabs": (
+        "tables_booktabs_ruled_vs_booktabs",
+        (675, 1415, 1167, 1658),
+        [
+            ["", "Item", ""],
+            ["Animal", "Description", "Price ($)"],
+            ["Gnat", "per gram", "13.65"],
+            ["", "each", "0.01"],
+            ["Gnu", "stuffed", "92.50"],
+            ["Emu", "stuffed", "33.33"],
+            ["Armadillo", "frozen", "8.99"],
+        ],
+    ),
+    "ruled": (
+        "tables_booktabs_ruled_vs_booktabs",
+        (701, 503, 1124, 692),
+        [
+            ["gnats", "gram", "$13.65"],
+            ["", "each", ".01"],
+            ["gnu", "stuffed", "92.50"],
+            ["emu", "", "33.33"],
+            ["armadillo", "frozen", "8.99"],
+        ],
+    ),
+    "googledocs": (
+        "tables_googledocs_grid",
+        (188, 1138, 1476, 1497),
+        [
+            ["", "Indonesia", "Germany", "Austria", "France", "Vatican"],
+            ["Continent", "Asia", "Europe"],
+            ["Capital", "Jakarta", "Berlin", "Vienna", "Paris", "Vatican City"],
+            ["Currency", "Rupia", "EUR (€)", "-"],
+            ["Population", "273.879.7501", "83,190,5562", "8,935,1123", "67,413,000", "453"],
+        ],
+    ),
+}
+
+
+def _table(corpus: Path, stem: str, box) -> str:
+    pdf = corpus / f"{stem}.pdf"
+    (page,) = documents.iter_pages(pdf, dpi=200)
+    pt = page_text(pdf, 0, page.size)
+    chars = [c for c in pt.chars if printable(c)]
+    out = table_html(chars, box, pdf, 0, page.dpi / 72, None, pt.rotation)
+    assert out is not None and out.startswith("<table>")
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_corpus_table_cells_match_the_text_layer(corpus, case):
+    stem, box, expected = CASES[case]
+    rows = html_cells(_table(corpus, stem, box))
+    assert [[t for t, _, _ in r] for r in rows] == expected
+
+
+def test_googledocs_merged_cells_keep_their_spans(corpus):
+    stem, box, _ = CASES["googledocs"]
+    rows = html_cells(_table(corpus, stem, box))
+    assert rows[1][2] == ("Europe", 1, 4)
+    assert rows[3][2] == ("EUR (€)", 1, 3)
+
+
+def test_zh_debian_ruled_table_joins_wrapped_cells(corpus):
+    rows = html_cells(_table(corpus, "tables_zh_debian_reference", (158, 210, 1578, 930)))
+    texts = [[t for t, _, _ in r] for r in rows]
+    assert texts[0] == ["命令常见用法", "说明"]
+    assert texts[1] == ["command &", "在子 shell 的后台 中执行 command"]
+    assert [
+        "command1 2>&1 | command2",
+        "通过管道将 command1 的标准输出和标准错误作为 command2 的标准输入（并行执行）",
+    ] in texts
+    assert texts[-1] == [
+        "command <<- delimiter",
+        "将 command 的标准输入重定向到下面的命令行，直到遇到“delimiter”"
+        "（here document，命令行中开头的制表符会被忽略）",
+    ]
+    assert len(texts) == 15 and all(len(r) == 2 for r in texts)
+    # every word of the block is in some cell: nothing was lost between cells
+    truth = (corpus / "tables_zh_debian_reference.txt").read_text(encoding="utf-8").split("\f")[0]
+    assert "".join("".join(r) for r in texts).replace(" ", "") in truth.replace(" ", "").replace("\n", "")
