@@ -279,6 +279,13 @@ def test_failed_download_leaves_no_empty_destination(refused_url: str, tmp_path:
     assert (tmp_path / "kept").is_dir()  # it existed before: not ours to remove
 
 
+def test_4xx_leaves_no_empty_destination(file_server, tmp_path: Path) -> None:
+    url, _ = file_server
+    with pytest.raises(ServerRejected):
+        http.download(f"{url}/missing.tar", tmp_path / "new" / "x.tar")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_429_is_retried_after_retry_after_seconds(file_server, tmp_path: Path, sleeps) -> None:
     url, beh = file_server
     beh.files["/f"] = b"payload"

@@ -122,6 +122,10 @@ def download(
         return dest
     except Transient as exc:
         last = exc
+    except BaseException:  # a 4xx, Ctrl-C: still no empty destination folder left behind
+        if not part.exists():
+            _remove_empty(made)
+        raise
     finally:
         if own:
             client.close()
