@@ -8,11 +8,16 @@ Expected values are worked out by hand in the comments.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from PIL import Image
 
-from ocrstack.core.errors import LayoutAnswerError
+from ocrstack import cli
+from ocrstack.core.errors import InputError, LayoutAnswerError
 from ocrstack.parsing.layout import vlm_answer as va
+from ocrstack.parsing.recognition import prompts
+from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay, request_prompt
 
 
 def line(coords: str, label: str = "text", tail: str = "<|rotate_up|>") -> str:
@@ -128,8 +133,6 @@ def test_crop_is_at_least_one_pixel():
 
 
 def test_mineru_prompt_set_carries_the_clients_diffusion_settings():
-    from ocrstack.parsing.recognition import prompts
-
     ps = prompts.load("mineru-diffusion")
     # engines/sglang/__init__.py defaults: --block-size 32, --remask-strategy low_confidence_dynamic,
     # --dynamic-threshold 0.95; denoising_steps and block_length both take --block-size
@@ -153,9 +156,6 @@ def test_mineru_prompt_set_carries_the_clients_diffusion_settings():
 
 
 def test_request_fields_need_a_source(tmp_path):
-    from ocrstack.core.errors import InputError
-    from ocrstack.parsing.recognition import prompts
-
     f = tmp_path / "p.yaml"
     f.write_text("prompts:\n  text: {text: 'x', note: 'n'}\nrequest:\n  extra_body: {a: 1}\n")
     with pytest.raises(InputError, match="source"):
@@ -190,25 +190,18 @@ def _page(tmp_path):
 
 
 def _parse(tmp_path, srv, *extra):
-    from ocrstack import cli
-
     out = tmp_path / "out"
     argv = ["parse", str(_page(tmp_path)), "-o", str(out), "--layout", "vlm", "--recognizer", "openai"]
-    argv += ["--prompts", "mineru-diffusion", "--server-url", srv.url, "--model", "md", "--no-progress", *extra]
+    argv += ["--prompts", "mineru-diffusion", "--server-url", srv.url, "--model", "md", "--no-progress"]
+    argv += list(extra)
     return cli.main(argv), out
 
 
 def _chat(srv, prompt):
-    from ocrstack.testing.fake_openai import request_prompt
-
     return [r for r in srv.requests if request_prompt(r.body) == prompt]
 
 
 def test_parse_end_to_end_against_a_replaying_server(tmp_path):
-    import json
-
-    from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay
-
     answers = {"Layout Detection:": E2E_LAYOUT, **E2E_ANSWERS}
     with FakeOpenAIServer(model="md", reply=prompt_replay(answers)) as srv:
         rc, out = _parse(tmp_path, srv)
@@ -254,11 +247,8 @@ def test_parse_end_to_end_against_a_replaying_server(tmp_path):
     ],
 )
 def test_broken_layout_answer_fails_the_page_not_the_run(tmp_path, answer, reason):
-    import json
-
-    from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay
-
-    with FakeOpenAIServer(model="md", reply=prompt_replay({"Layout Detection:": answer, **E2E_ANSWERS})) as srv:
+    replay = prompt_replay({"Layout Detection:": answer, **E2E_ANSWERS})
+    with FakeOpenAIServer(model="md", reply=replay) as srv:
         rc, out = _parse(tmp_path, srv)
     assert rc == 7  # partial success: the page failed, nothing crashed
     page = json.loads((out / "page.blocks.json").read_text(encoding="utf-8"))["pages"][0]
@@ -267,10 +257,6 @@ def test_broken_layout_answer_fails_the_page_not_the_run(tmp_path, answer, reaso
 
 
 def test_layout_cut_at_max_tokens_is_a_page_error(tmp_path):
-    import json
-
-    from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay
-
     replay = prompt_replay({"Layout Detection:": E2E_LAYOUT, **E2E_ANSWERS})
     with FakeOpenAIServer(model="md", reply=replay, finish_reason="length") as srv:
         rc, out = _parse(tmp_path, srv)
@@ -280,8 +266,6 @@ def test_layout_cut_at_max_tokens_is_a_page_error(tmp_path):
 
 
 def test_prompt_set_without_layout_prompt_is_a_usage_error(tmp_path):
-    from ocrstack.testing.fake_openai import FakeOpenAIServer
-
     with FakeOpenAIServer(model="md") as srv:
         rc, _ = _parse(tmp_path, srv, "--prompts", "minicpm-ocr")
     assert rc == 2
