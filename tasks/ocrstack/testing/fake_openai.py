@@ -18,8 +18,7 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
 * ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
   test can see which crop size and prompt the server received. :func:`prompt_replay` builds one
   that answers recorded text per prompt (issue 14: a "Layout Detection:" request gets a
-  MinerU-Diffusion layout answer, block prompts their recorded answers); ``--replay FILE`` (YAML
-  ``{prompt: answer}``) does the same for the process.
+  MinerU-Diffusion layout answer, block prompts their recorded answers).
 
 Every chat request is recorded in ``requests`` (parsed JSON body, headers, image size).
 Use in-process (``with FakeOpenAIServer(...) as srv: srv.url``) or as a process:
@@ -289,14 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--status", type=int, default=None)
     p.add_argument("--fail-first", type=int, default=0)
     p.add_argument("--probe-latency", type=float, default=None)
-    p.add_argument("--replay", default=None, help="YAML file {prompt: answer} (see prompt_replay)")
     args = p.parse_args(argv)
-    extra: dict[str, Any] = {}
-    if args.replay:
-        import yaml
-
-        with open(args.replay, encoding="utf-8") as fh:
-            extra["reply"] = prompt_replay({str(k): str(v) for k, v in yaml.safe_load(fh).items()})
     srv = FakeOpenAIServer(
         args.port,
         model=args.model,
@@ -305,7 +297,6 @@ def main(argv: list[str] | None = None) -> int:
         status=args.status,
         fail_first=args.fail_first,
         probe_latency=args.probe_latency,
-        **extra,
     )
     print(f"READY {srv.url}", flush=True)
     try:
