@@ -171,3 +171,40 @@ def test_embedded_default_markdown_equals_cli(tmp_path: Path, tiny_pdf: Path):
         api_md = r.json()["markdown"].encode()
     assert b"Report part 1" in api_md
     assert api_md == cli_markdown(tiny_pdf, tmp_path / "cli")
+
+
+def test_cancel_a_running_job_then_the_next_one_runs(tmp_path: Path):
+    five = make_pdf(tmp_path / "five.pdf", pages=5).read_bytes()
+    with FakeOpenAIServer(latency=0.5, max_concurrent=1) as slow:
+        args = ["--recognizer", "openai", "--server-url", slow.url, "--layout", "none", "--concurrency", "1"]
+        with (
+            ServiceProcess(tmp_path / "data", args) as svc,
+            httpx.Client(base_url=svc.url, trust_env=False) as c,
+        ):
+            first = c.post("/v1/jobs", files={"file": ("five.pdf", five)}).json()
+            second = c.post("/v1/jobs", files={"file": ("next.pdf", five)}, data={"pages": "1"}).json()
+            assert wait_job(c, first["id"], until=("running",))["status"] == "running"
+            assert c.delete(first["status_url"]).json() == {"id": first["id"], "status": "cancelled"}
+            assert wait_job(c, second["id"])["status"] == "done"
+            body = c.get(first["status_url"]).json()
+            assert body["status"] == "cancelled"
+            assert c.get(first["result_url"]).status_code == 409
+            assert not (tmp_path / "data" / "jobs" / first["id"]).exists()
+            requests_for_first = len(slow.requests) - 2  # the second job: probe + 1 page
+            assert requests_for_first < 1 + 5  # probe + fewer than all 5 pages
+
+
+def test_rejecting_recognizer_fails_the_job_with_its_message(tmp_path: Path, tiny_png: Path):
+    with FakeOpenAIServer(status=400, error_message="model 'x' does not exist") as bad:
+        args = ["--recognizer", "openai", "--server-url", bad.url, "--layout", "none"]
+        with (
+            ServiceProcess(tmp_path / "data", args) as svc,
+            httpx.Client(base_url=svc.url, trust_env=False) as c,
+        ):
+            r = c.post("/v1/parse", files={"file": ("a.png", tiny_png.read_bytes())})
+            assert r.status_code == 409, r.text
+            assert "does not exist" in r.json()["error"] and r.json()["fix"]
+            job = c.post("/v1/jobs", files={"file": ("a.png", tiny_png.read_bytes())}).json()
+            failed = wait_job(c, job["id"])
+            assert failed["status"] == "failed" and "does not exist" in failed["error"]
+            assert 'ocrstack_jobs{state="failed"} 2.0' in c.get("/metrics").text

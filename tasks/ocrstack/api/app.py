@@ -255,9 +255,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
             )
         md, blocks = files
         if fmt == "markdown":
-            return PlainTextResponse(
-                md.read_text(encoding="utf-8"), media_type="text/markdown; charset=utf-8"
-            )
+            return FileResponse(md, media_type="text/markdown; charset=utf-8")
         if fmt == "json":
             return FileResponse(blocks, media_type="application/json")
         target = results.build_zip(store.out_dir(job_id), store.job_dir(job_id) / "result.zip")
