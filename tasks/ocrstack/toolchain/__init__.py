@@ -5,6 +5,7 @@
   ``nv/target``.
 - :mod:`ocrstack.toolchain.pipcuda`: ``ocrstack toolchain fix-pip-cuda`` -- the
   guide 3.2 symlink surgery on the pip-wheel CUDA toolkit, idempotent and never
-  leaving a dangling link.
+  leaving a dangling link (with :mod:`~ocrstack.toolchain.links`, the safe symlink, and
+  :mod:`~ocrstack.toolchain.libcuda`, the driver link or generated libcuda stub).
 - :mod:`ocrstack.toolchain.locate`: where a toolkit lives (pip wheels or conda-forge).
 """
