@@ -73,3 +73,15 @@ def test_quick_bench_prints_every_row_with_a_number(
         assert isinstance(row["value"], (int, float)) and row["value"] >= 0, row
         assert row["verdict"] in ("meets", "misses", "info"), row
     assert data["options"]["quick_mode"] is True
+
+
+@pytest.mark.proc
+def test_module_entry_point_exists() -> None:
+    """The peak-RSS rows start ``python -m ocrstack.bench --rss-child ...``: the package must be runnable."""
+    import subprocess
+    import sys
+
+    cp = subprocess.run(
+        [sys.executable, "-m", "ocrstack.bench"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert cp.returncode == 2 and "usage: ocrstack bench" in cp.stderr, cp.stderr
