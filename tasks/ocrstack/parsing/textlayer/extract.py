@@ -12,7 +12,8 @@ Every character PDFium's text page holds is returned in content-stream order wit
 * whether PDFium generated it (spaces and line breaks it inferred from positions,
   ``FPDFText_IsGenerated``), whether it is a line-end hyphen (``FPDFText_IsHyphen``; PDFium
   returns U+FFFE or "-" for those) and whether the font's ToUnicode map failed for it
-  (``FPDFText_HasUnicodeMapError``),
+  (``FPDFText_HasUnicodeMapError``); PDFium's soft-hyphen mark 0x02 is returned as U+FFFE,
+  as ``PdfTextPage.get_text_range`` does,
 * the text render mode of its text object (3 = invisible, 7 = clip only: the OCR layer a
   scanner or OCRmyPDF puts over a page image; ISO 32000-1 table 106) and that object's
   position in the page's painting order.
@@ -178,12 +179,15 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - 
                     pair = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
                     out.chars[-1] = replace(prev, text=pair, bbox=_union(prev.bbox, bbox))
                     continue
+            hyphen = raw.FPDFText_IsHyphen(tp, i) == 1 or code == 0x02
+            if code == 0x02:  # PDFium's mark for a soft hyphen at a line end; get_text_range: U+FFFE
+                code = 0xFFFE
             out.chars.append(
                 Char(
                     text=chr(code) if 0 < code < 0x110000 else "",
                     bbox=bbox,
                     generated=generated,
-                    hyphen=raw.FPDFText_IsHyphen(tp, i) == 1,
+                    hyphen=hyphen,
                     map_error=raw.FPDFText_HasUnicodeMapError(tp, i) == 1,
                     render_mode=int(modes[addr]),
                     z=z_of.get(addr, -1),
