@@ -269,3 +269,24 @@ def test_prompt_set_without_layout_prompt_is_a_usage_error(tmp_path):
     with FakeOpenAIServer(model="md") as srv:
         rc, _ = _parse(tmp_path, srv, "--prompts", "minicpm-ocr")
     assert rc == 2
+
+
+def test_resize_by_need_as_the_repository():
+    from ocrstack.parsing.crops import resize_by_need
+
+    # 1000 x 10: ratio 100 > 50 -> white canvas 1000 x 20 (ceil 1000/50), then 20 < 28: x1.4 -> 1400 x 28
+    thin = Image.new("RGB", (1000, 10), (0, 0, 0))
+    out = resize_by_need(thin)
+    assert out.size == (1400, 28)
+    assert out.getpixel((700, 1)) == (255, 255, 255)  # padding above the centred strip stays white
+    # 20 x 100: ratio 5, short edge 20 -> scale 1.4 -> 28 x 140
+    assert resize_by_need(Image.new("RGB", (20, 100))).size == (28, 140)
+    plain = Image.new("RGB", (300, 200))
+    assert resize_by_need(plain) is plain
+
+
+def test_mineru_set_fits_crops():
+    ps = prompts.load("mineru-diffusion")
+    # run_end2end.py MIN_IMAGE_EDGE, MAX_IMAGE_EDGE_RATIO
+    assert ps.crop == {"min_edge": 28, "max_edge_ratio": 50}
+    assert prompts.load("minicpm-ocr").crop == {}

@@ -27,6 +27,7 @@ def test_mineru_settings_are_reported(tmp_path: Path) -> None:
         "dynamic_threshold=0.95",
         "layout=2048",
         "table=2048",
+        "crop: min_edge=28, max_edge_ratio=50",
     ):
         assert part in check.detail, part
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ocrstack.core import paths
 from ocrstack.core.errors import OcrstackError
 from ocrstack.core.results import Check, Status
 
@@ -30,27 +31,47 @@ def prompt_set_of(blocks: Path) -> str | None:
     return None
 
 
+def _prompt_file(name: str) -> Path | None:
+    """The YAML of prompt set ``name``: a built-in set or an existing file path; None otherwise."""
+    builtin = paths.data_file("prompts", f"{name}.yaml")
+    if builtin.is_file():
+        return builtin
+    candidate = Path(name).expanduser()
+    return candidate if candidate.is_file() else None
+
+
 def request_settings_check(blocks: Path) -> Check | None:
     """One ``output:request-settings`` check (PASS, informational) listing the prompt set's extra
-    request fields and per-prompt ``max_tokens``; None when the set has neither or is unknown."""
-    from ocrstack.parsing.recognition import prompts
+    request fields (``request.extra_body``, ``request.crop``) and per-prompt ``max_tokens``; None
+    when the set has none of them or cannot be read.
 
+    The prompt file is read as data here (verify does not import the parse stage); its shape is
+    validated by :mod:`ocrstack.parsing.recognition.prompts` when a parse loads it.
+    """
     name = prompt_set_of(blocks)
-    if not name:
+    path = _prompt_file(name) if name else None
+    if path is None:
         return None
     try:
-        ps = prompts.load(name)
+        data = paths.read_yaml(path, "the prompt file")
     except OcrstackError:
         return None
-    lengths = {k: p.max_tokens for k, p in ps.prompts.items() if p.max_tokens}
-    if not ps.request and not lengths:
+    if not isinstance(data, dict):
         return None
+    request = data.get("request") if isinstance(data.get("request"), dict) else {}
+    raw_prompts = data.get("prompts") if isinstance(data.get("prompts"), dict) else {}
+    lengths = {
+        k: p["max_tokens"] for k, p in raw_prompts.items() if isinstance(p, dict) and p.get("max_tokens")
+    }
     parts = []
-    for key, value in ps.request.items():
-        fields = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
-        parts.append(f"{key}: {fields}")
+    for key in ("extra_body", "crop"):
+        value = request.get(key)
+        if isinstance(value, dict) and value:
+            parts.append(f"{key}: " + ", ".join(f"{k}={v}" for k, v in value.items()))
     if lengths:
         parts.append("max_tokens per prompt: " + ", ".join(f"{k}={v}" for k, v in lengths.items()))
-    source = f" (source: {ps.request_source})" if ps.request_source else ""
-    detail = f"prompt set {ps.name}: " + "; ".join(parts) + source
+    if not parts:
+        return None
+    source = f" (source: {request['source']})" if request.get("source") else ""
+    detail = f"prompt set {data.get('name') or name}: " + "; ".join(parts) + source
     return Check("output:request-settings", Status.PASS, detail)

@@ -18,6 +18,8 @@ Detection'"), functions ``trim_response``, ``prepare_layout_image``, ``convert_b
 * Rotation tags: ``<|rotate_up|>`` 0, ``<|rotate_right|>`` 90, ``<|rotate_down|>`` 180,
   ``<|rotate_left|>`` 270 degrees; the crop is turned with ``PIL.Image.rotate(angle, expand=True)``
   (counter-clockwise) before the block request. No tag: no rotation.
+* ``resize_by_need``: a crop whose long edge is more than 50 times its short edge is centred on a
+  white canvas of ratio 50; a crop with a short edge under 28 px is scaled up (bicubic) to 28.
 
 The repository silently skips lines it cannot read. ocrstack is strict by default (issue 14): a
 line that is not a layout line, a ragged or truncated coordinate list, a missing tag, a corner
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from PIL import Image
 
 from ocrstack.core.errors import LayoutAnswerError
+from ocrstack.parsing.crops import resize_by_need, rotate
 
 __all__ = [
     "ANGLE_MAPPING",
@@ -48,6 +51,7 @@ __all__ = [
     "crop_block",
     "parse_layout_answer",
     "prepare_layout_image",
+    "resize_by_need",
     "rotate",
     "to_page_pixels",
     "trim_response",
@@ -221,10 +225,3 @@ def crop_block(page: Image.Image, box: LayoutBox) -> Image.Image:
     bottom = max(top + 1, min(height, math.ceil(fy1 * height)))
     cropped = image.crop((left, top, right, bottom))
     return rotate(cropped, box.angle)
-
-
-def rotate(image: Image.Image, angle: int | None) -> Image.Image:
-    """Turn ``image`` ``angle`` degrees counter-clockwise (expand) for 90/180/270; otherwise unchanged."""
-    if angle in (90, 180, 270):
-        return image.rotate(angle, expand=True)
-    return image

@@ -44,6 +44,7 @@ from ocrstack.client import (
     probe,
 )
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.parsing.crops import resize_by_need, rotate
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import OpenAIOptions, ParseOptions
 from ocrstack.parsing.recognition import prompts as prompt_sets
@@ -237,8 +238,9 @@ class OpenAIRecognizer(Recognizer):
                 continue
             # a whole-page block (layout "none") needs no copy of the page
             image = page.image if box == (0, 0, *page.size) else page.image.crop(box)
-            if block.rotation in (90, 180, 270):  # layout vlm's rotation tag (run_end2end.py)
-                image = image.rotate(block.rotation, expand=True)
+            image = rotate(image, block.rotation)  # layout vlm's rotation tag (run_end2end.py)
+            if self.prompt_set.crop:  # e.g. MinerU-Diffusion's resize_by_need (issue 14)
+                image = resize_by_need(image, **self.prompt_set.crop)
             body = chat_body(
                 self.settings.model,
                 prompt.text,

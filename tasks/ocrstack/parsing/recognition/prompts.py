@@ -15,6 +15,7 @@ Built-in sets live in ``ocrstack/data/prompts/<name>.yaml`` (``minicpm-ocr``,
       ...
     request:                     # optional: fields added to every request body, with provenance
       extra_body: {denoising_steps: 32, ...}   # e.g. MinerU-Diffusion's diffusion settings
+      crop: {min_edge: 28, max_edge_ratio: 50} # optional crop fitting before encoding
       source: "..."
 
 A prompt may also carry ``max_tokens`` (the generation length its model's own client uses);
@@ -64,6 +65,8 @@ class PromptSet:
         request: fields merged into every request body (``extra_body``: the diffusion settings
             of MinerU-Diffusion's client, issue 14); empty for most sets.
         request_source: where ``request`` comes from.
+        crop: ``{"min_edge": int, "max_edge_ratio": int}`` or empty: crops are fitted with
+            :func:`ocrstack.parsing.crops.resize_by_need` before they are sent.
     """
 
     name: str
@@ -73,6 +76,7 @@ class PromptSet:
     categories: dict[str, str | None] = field(default_factory=dict)
     request: dict[str, Any] = field(default_factory=dict)
     request_source: str = ""
+    crop: dict[str, int] = field(default_factory=dict)
 
     def for_category(self, category: Category | str) -> Prompt | None:
         """Return the prompt for a block category, or None when blocks of that category are not sent."""
@@ -206,19 +210,23 @@ def _validate(data: Any, path: Path) -> PromptSet:
         categories[cat] = target
     if not any(categories.values()):
         raise _bad(path, "no category is mapped to a prompt: nothing would be recognised")
-    request, request_source = _request(data.get("request"), path)
-    return PromptSet(str(name), path, system, prompts, categories, request, request_source)
+    request, request_source, crop = _request(data.get("request"), path)
+    return PromptSet(str(name), path, system, prompts, categories, request, request_source, crop)
 
 
-def _request(raw: Any, path: Path) -> tuple[dict[str, Any], str]:
-    """``request:`` -> (body fields, source); only ``extra_body`` (a mapping) is a body field."""
+def _request(raw: Any, path: Path) -> tuple[dict[str, Any], str, dict[str, int]]:
+    """``request:`` -> (body fields, source, crop fitting); only ``extra_body`` is a body field."""
     if raw is None:
-        return {}, ""
-    if not isinstance(raw, dict) or set(raw) - {"extra_body", "source", "note"}:
-        raise _bad(path, "'request' must be a mapping with 'extra_body' (a mapping), 'source' and 'note'")
+        return {}, "", {}
+    if not isinstance(raw, dict) or set(raw) - {"extra_body", "crop", "source", "note"}:
+        raise _bad(path, "'request' must be a mapping with 'extra_body', 'crop', 'source' and 'note'")
+    crop = raw.get("crop") or {}
+    valid = isinstance(crop, dict) and set(crop) == {"min_edge", "max_edge_ratio"}
+    if crop and not (valid and all(isinstance(v, int) and v > 0 for v in crop.values())):
+        raise _bad(path, "request.crop needs positive integers 'min_edge' and 'max_edge_ratio'")
     body = raw.get("extra_body")
     if body is not None and not isinstance(body, dict):
         raise _bad(path, "request.extra_body must be a mapping")
     if body and not raw.get("source"):
         raise _bad(path, "request names no 'source' for its extra_body fields")
-    return ({"extra_body": dict(body)} if body else {}), str(raw.get("source") or "")
+    return ({"extra_body": dict(body)} if body else {}), str(raw.get("source") or ""), dict(crop)
