@@ -58,6 +58,8 @@ class Spec:
             or one comma-separated string).
         env: environment variable read when the option is not given (CLI and mapping).
         show: formats the default for ``{default}`` in ``help``.
+        const: the value of a flag given without one (argparse ``nargs="?"``, e.g. ``--ray`` alone
+            means a local Ray); None: the flag needs a value.
     """
 
     help: str
@@ -74,6 +76,7 @@ class Spec:
     many: bool = False
     env: str | None = None
     show: Callable[[Any], str] | None = None
+    const: str | None = None
 
 
 def option(default: Any = MISSING, *, default_factory: Any = MISSING, **spec: Any) -> Any:
@@ -157,6 +160,8 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             kw["metavar"] = s.metavar or flag_name(f, s).lstrip("-").upper().replace("-", "_")
             if s.many:
                 kw["action"] = "append"
+            elif s.const is not None:
+                kw["nargs"], kw["const"] = "?", s.const
         parser.add_argument(*s.flags, **kw)
 
 

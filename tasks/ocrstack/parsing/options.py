@@ -240,6 +240,13 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
     save_layout_images: bool = opt.option(
         False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs"
     )
+    cache_dir: Path | None = opt.option(
+        None,
+        flags=("--cache-dir",),
+        metavar="DIR",
+        convert=opt.path,
+        help="page cache directory; on storage every node sees for --ray (default: OUT/.ocrstack-cache)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -283,10 +283,13 @@ def settings_hash(values: dict[str, Any]) -> str:
 
 
 class PageCache:
-    """Per-page results keyed by (input sha256, page, settings hash), under ``OUT/.ocrstack-cache``."""
+    """Per-page results keyed by (input sha256, page, settings hash), under ``OUT/.ocrstack-cache``
+    or under ``root`` (``--cache-dir``: a directory shared by every node of a Ray cluster)."""
 
-    def __init__(self, out_dir: Path, source_sha256: str, settings_key: str) -> None:
-        self.dir = out_dir / CACHE_DIR / source_sha256[:16]
+    def __init__(
+        self, out_dir: Path, source_sha256: str, settings_key: str, root: Path | None = None
+    ) -> None:
+        self.dir = (root or out_dir / CACHE_DIR) / source_sha256[:16]
         self.key = settings_key
         self.sha = source_sha256
 

@@ -2,10 +2,10 @@
 -> assemble -> write -> validate, one input after another, pages streamed (issue 3).
 
 Pages are rendered lazily by :func:`ocrstack.parsing.documents.iter_pages` in this thread (PDFium
-is not thread-safe) and processed by a small thread pool: one worker for the embedded CPU
-recognizer, ``concurrency x servers`` workers for a remote one, with at most twice that
-many pages in flight so memory stays bounded. Finished pages go to the resume cache
-before anything else, so an interrupted run loses at most the pages in flight.
+is not thread-safe) and processed by a small thread pool of the recognizer's ``workers`` (one
+for the embedded CPU recognizer, ``concurrency x servers`` for openai), with at most its
+``pages_in_flight`` (twice that) rendered at once so memory stays bounded. Finished pages go to
+the resume cache before anything else, so an interrupted run loses at most the pages in flight.
 
 A progress bar (tqdm, on stderr) shows pages done, pages/s and failures.
 
@@ -43,8 +43,20 @@ from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.stages import CROP_PAD, FIGURE_PAD, STAGES, Parser, image_dpi
 from ocrstack.parsing.types import PageImage
 from ocrstack.parsing.validate import validate
+from ocrstack.parsing.work import DocumentWork, PageExecutor
 
-__all__ = ["CROP_PAD", "FIGURE_PAD", "STAGES", "Parser", "image_dpi", "run", "RunSummary", "DocumentSummary"]
+__all__ = [
+    "DocumentWork",
+    "PageExecutor",
+    "CROP_PAD",
+    "FIGURE_PAD",
+    "STAGES",
+    "Parser",
+    "image_dpi",
+    "run",
+    "RunSummary",
+    "DocumentSummary",
+]
 
 #: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
 #: server or a missing model will not get better on the next page).
@@ -131,12 +143,15 @@ def run(
     progress: bool = True,
     echo: Callable[[str], None] | None = None,
     parser: Parser | None = None,
+    executor: PageExecutor | None = None,
 ) -> RunSummary:
     """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into ``options.output``.
 
     Returns the summary when every page of every input succeeded and validated. ``parser``
     replaces the providers built from ``options`` (tests, benchmarks); ``echo`` receives the
-    summary lines (default: stderr).
+    summary lines (default: stderr). ``executor`` computes the pages elsewhere (``--ray``:
+    :class:`ocrstack.scaleout.RayExecutor`); cache, assembly and outputs stay here, so the
+    Markdown is the same as without it.
 
     Raises:
         InputError / UsageError: bad input or option, before any page is parsed (any option
@@ -173,8 +188,11 @@ def run(
     bar.failed = 0  # failures over all inputs, shown as a postfix next to pages done and pages/s
     bar.set_postfix(failed=0)
     try:
-        for f, paths, selected in plans:
-            summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
+        if executor is not None:
+            summary.documents.extend(_run_with(executor, parser, plans, settings_values, key, bar))
+        else:
+            for f, paths, selected in plans:
+                summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
     finally:
         bar.close()
         parser.recognizer.close()
@@ -199,6 +217,42 @@ def run(
     return summary
 
 
+def _open_document(
+    parser: Parser, source: Path, paths: outputs.OutputPaths, selected: list[int], key: str, bar
+) -> DocumentWork:  # noqa: ANN001
+    """Hash the input and take its finished pages from the page cache."""
+    sha = documents.file_sha256(source)
+    cache = outputs.PageCache(paths.out_dir, sha, key, root=parser.options.cache_dir)
+    work = DocumentWork(
+        source=source, paths=paths, selected=selected, sha=sha, cache=cache, start=time.perf_counter()
+    )
+    for i in selected:
+        hit = cache.load(i, paths.out_dir)
+        if hit is not None:
+            work.results[i] = hit
+            bar.update(1)
+    work.cached = len(work.results)
+    return work
+
+
+def _page_done(work: DocumentWork, index: int, outcome: PageResult | BaseException, bar) -> None:  # noqa: ANN001
+    """Record one page: a result goes to the cache; an exception is re-raised when fatal, else
+    becomes a failed page (one bad page must not lose the others)."""
+    if isinstance(outcome, BaseException):
+        if isinstance(outcome, FATAL) or not isinstance(outcome, Exception):
+            raise outcome
+        msg = (
+            outcome.render() if isinstance(outcome, OcrstackError) else f"{type(outcome).__name__}: {outcome}"
+        )
+        outcome = PageResult(index=index, size=(0, 0), error=msg)
+        work.failures += 1
+        bar.failed = getattr(bar, "failed", 0) + 1
+        bar.set_postfix(failed=bar.failed)
+    work.results[index] = outcome
+    work.cache.store(outcome)
+    bar.update(1)
+
+
 def _run_document(
     parser: Parser,
     source: Path,
@@ -208,37 +262,20 @@ def _run_document(
     key: str,
     bar,  # noqa: ANN001 - tqdm
 ) -> DocumentSummary:
-    options = parser.options
-    start = time.perf_counter()
-    sha = documents.file_sha256(source)
-    cache = outputs.PageCache(paths.out_dir, sha, key)
-    results: dict[int, PageResult] = {}
-    for i in selected:
-        hit = cache.load(i, paths.out_dir)
-        if hit is not None:
-            results[i] = hit
-            bar.update(1)
-    doc = DocumentSummary(source=source, markdown=paths.markdown, pages=len(selected), cached=len(results))
-    missing = [i for i in selected if i not in results]
-    failures = 0
+    work = _open_document(parser, source, paths, selected, key, bar)
+    missing = work.missing
 
     def finish(fut: Future, index: int) -> None:
-        nonlocal failures
         try:
-            res = fut.result()
+            res: PageResult | BaseException = fut.result()
         except FATAL:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
-            msg = exc.render() if isinstance(exc, OcrstackError) else f"{type(exc).__name__}: {exc}"
-            res = PageResult(index=index, size=(0, 0), error=msg)
-            failures += 1
-            bar.failed = getattr(bar, "failed", 0) + 1
-            bar.set_postfix(failed=bar.failed)
-        results[index] = res
-        cache.store(res)
-        bar.update(1)
+            res = exc
+        _page_done(work, index, res, bar)
 
     if missing:
+        options = parser.options
         spec = ",".join(str(i + 1) for i in missing)
         pages = documents.iter_pages(
             source, pages=spec, dpi=options.dpi, password=options.password, max_pixels=options.max_pixels
@@ -251,7 +288,7 @@ def _run_document(
                 for page, dt in _timed(pages):
                     render_time[page.index] = dt
                     inflight[pool.submit(parser.parse_page, page, paths)] = page.index
-                    while len(inflight) >= 2 * workers:
+                    while len(inflight) >= parser.pages_in_flight:
                         done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                         for fut in done:
                             finish(fut, inflight.pop(fut))
@@ -264,11 +301,55 @@ def _run_document(
             finally:
                 pages.close()
         for i, dt in render_time.items():
-            if i in results:
-                results[i].timings["render"] = dt
-    doc.failed = failures
-    doc.seconds = time.perf_counter() - start
-    ordered = [results[i] for i in selected]
+            if i in work.results:
+                work.results[i].timings["render"] = dt
+    return _write_document(parser, work, settings_values, key)
+
+
+def _run_with(
+    executor: PageExecutor,
+    parser: Parser,
+    plans: list,
+    settings_values: dict,
+    key: str,
+    bar,  # noqa: ANN001
+) -> list[DocumentSummary]:
+    """Every input through ``executor``; each input is written as soon as its last page is in."""
+    works = [_open_document(parser, f, paths, sel, key, bar) for f, paths, sel in plans]
+    written: dict[int, DocumentSummary] = {}
+    position = {id(w): n for n, w in enumerate(works)}
+
+    def write_if_complete(w: DocumentWork) -> None:
+        n = position[id(w)]
+        if n not in written and not w.missing:
+            written[n] = _write_document(parser, w, settings_values, key)
+            w.results = {}  # written: keep memory bounded over many inputs
+
+    def page_done(w: DocumentWork, index: int, outcome: PageResult | BaseException) -> None:
+        _page_done(w, index, outcome, bar)
+        write_if_complete(w)
+
+    for w in works:
+        write_if_complete(w)
+    executor.run(parser, [w for w in works if w.missing], page_done)
+    missing = [w.source for n, w in enumerate(works) if n not in written]
+    if missing:
+        raise RuntimeError(f"the page executor returned without pages of {missing[0]}")
+    return [written[n] for n in range(len(works))]
+
+
+def _write_document(parser: Parser, work: DocumentWork, settings_values: dict, key: str) -> DocumentSummary:
+    """Assemble, write and validate NAME.md and NAME.blocks.json of one input (all pages in)."""
+    options, paths, source = parser.options, work.paths, work.source
+    doc = DocumentSummary(
+        source=source,
+        markdown=paths.markdown,
+        pages=len(work.selected),
+        cached=work.cached,
+        failed=work.failures,
+    )
+    doc.seconds = time.perf_counter() - work.start
+    ordered = [work.results[i] for i in work.selected]
     assembly = render_document(ordered, keep_paratext=options.keep_paratext)
     outputs.atomic_write_text(paths.markdown, assembly.markdown)
     doc.issues = assembly.issues
@@ -276,7 +357,7 @@ def _run_document(
     doc.validation = report
     blocks = outputs.blocks_document(
         source=source,
-        sha256=sha,
+        sha256=work.sha,
         options=options,
         settings_values=settings_values,
         key=key,
@@ -284,7 +365,7 @@ def _run_document(
         recognizer_name=parser.recognizer.name,
         model_info=parser.model_info(),
         pages=ordered,
-        complete=failures == 0,
+        complete=work.failures == 0,
         timings={"seconds": doc.seconds, "pages_per_second": doc.pages_per_second},
         issues=assembly.issues,
         validation=json_report(report),
