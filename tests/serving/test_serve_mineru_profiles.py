@@ -87,3 +87,30 @@ def test_sglang_log_phases_are_known(pset) -> None:
 def test_no_gpu_is_refused_for_sglang(tmp_path) -> None:
     lp = plan.plan(plan.ServeOptions("mineru-diffusion-safe"), gpu_query=lambda: (None, "no GPU"))
     assert lp.gpu_required
+
+
+@pytest.mark.parametrize(
+    ("version", "build"),
+    [
+        ("0.5.9.post2.dev1043+gc7b70ac86", "sglang-mineru"),  # the fork at the pinned commit
+        ("0.5.9", None),  # an upstream release: cannot load MinerU-Diffusion (issue 8)
+    ],
+)
+def test_build_detection_needs_the_fork(tmp_path, pset, version: str, build: str | None) -> None:
+    from ocrstack.serving.environment import detect_build
+
+    from .test_serve_launcher import fake_venv
+
+    venv = fake_venv(tmp_path / "md-env", "sglang", version, py="3.12")
+    found, detail = detect_build(pset.get("mineru-diffusion"), pset, venv, {})
+    assert found == build
+    assert version in detail
+
+
+def test_build_detection_without_sglang(tmp_path, pset) -> None:
+    from ocrstack.serving.environment import detect_build
+
+    from .test_serve_launcher import fake_venv
+
+    found, detail = detect_build(pset.get("mineru-diffusion"), pset, fake_venv(tmp_path / "e", py="3.12"), {})
+    assert found is None and "sglang not installed" in detail

@@ -70,13 +70,15 @@ def detect_build(
     feat-ocr commit (versions.yaml ``vllm.fork-commit``, setuptools-scm local part) is
     ``feat-ocr``, versions.yaml ``upstream.vllm`` is ``upstream``. transformers: the fork
     version (``transformers.fork-version``) or >= 5.21 (first release with ``minicpm_ocr``,
-    versions.yaml ``upstream.transformers``). llama.cpp: ``llama-server`` on the PATH.
+    versions.yaml ``upstream.transformers``). llama.cpp: ``llama-server`` on the PATH. SGLang
+    (MinerU-Diffusion, issue 14): an ``sglang`` version carrying the fork commit
+    (``mineru-diffusion.sglang-fork-commit``); upstream SGLang cannot load the model.
     Metadata is read from disk; nothing is imported or run.
     """
     engine = pset.builds[profile.build].engine
     sp = site_packages(venv) if venv is not None and venv.is_dir() else None
     where = f"in {sp}" if sp else ("in this interpreter" if venv is None else f"({venv} does not exist)")
-    if venv is not None and sp is None and engine in ("vllm", "transformers"):
+    if venv is not None and sp is None and engine in ("vllm", "transformers", "sglang"):
         return None, f"environment {venv} not found"
     if engine == "vllm":
         ver = _dist_version("vllm", sp)
@@ -101,6 +103,14 @@ def detect_build(
             return "transformers", f"transformers {ver} {where}"
         need = f"{fork} or {versions.pin('upstream.transformers')}"
         return None, f"transformers {ver} {where} has no minicpm_ocr (need {need})"
+    if engine == "sglang":
+        ver = _dist_version("sglang", sp)
+        if ver is None:
+            return None, f"sglang not installed {where}"
+        commit = str(versions.pin("mineru-diffusion.sglang-fork-commit"))
+        if commit[:7] in ver:
+            return profile.build, f"sglang {ver} {where}"
+        return None, f"sglang {ver} {where} is not the MinerU-Diffusion fork ({commit[:9]}; issue 8)"
     if engine == "llama.cpp":
         exe = proc.which(profile.program[0], env)
         return ("llama.cpp", exe) if exe else (None, f"{profile.program[0]} not on PATH")
