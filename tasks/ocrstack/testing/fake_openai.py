@@ -15,6 +15,21 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
 * ``health_status``: what ``GET /health`` answers (404 = no such route);
 * ``probe_latency``: latency for ``max_tokens <= 1`` requests (a readiness probe has no
   decode phase on a real server); default: same as ``latency``;
+* ``burst_after`` + ``burst_seconds`` (+ ``burst_status``): when the Nth chat request arrives,
+  every chat request (probes included) answers ``burst_status`` for ``burst_seconds`` s (a 5xx
+  burst; :meth:`FakeOpenAIServer.fail_for` starts one at once);
+* ``poison_nth``: the image of the Nth block request (``max_tokens > 1``) is poison: that request
+  and every later one with the same image answer 500, whatever else happens (issue 10);
+  :meth:`FakeOpenAIServer.cure` forgets the poison;
+* ``warmup_seconds``: for that long after start, ``/health`` and chat answer 503 (a server
+  still loading its model);
+* ``retry_after``: seconds sent as ``Retry-After`` on every simulated 5xx/429;
+* ``metrics``: ``"vllm"`` or ``"sglang"`` serves ``GET /metrics`` in that engine's Prometheus
+  names (vLLM: ``vllm:num_requests_running``/``_waiting``, ``vllm:kv_cache_usage_perc``; SGLang:
+  ``sglang:num_running_reqs``, ``sglang:num_queue_reqs``, ``sglang:token_usage``) with the
+  requests really generating/queued here plus ``extra_running``/``extra_waiting`` (another
+  client's load) and ``kv_usage``; None: ``/metrics`` is 404 (llama.cpp without ``--metrics``);
+* ``delay``: ``f(body, image_size) -> seconds`` per request, replacing ``latency``;
 * ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
   test can see which crop size and prompt the server received. :func:`prompt_replay` builds one
   that answers recorded text per prompt (issue 14: a "Layout Detection:" request gets a
@@ -29,9 +44,8 @@ Use in-process (``with FakeOpenAIServer(...) as srv: srv.url``) or as a process:
 from __future__ import annotations
 
 import argparse
-import base64
+import hashlib
 import json
-import struct
 import sys
 import threading
 import time
@@ -39,6 +53,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from ocrstack.testing.fake_replies import (
+    _default_reply,
+    metrics_text,
+    png_size,
+    prompt_replay,
+    request_prompt,
+)
+
+__all__ = [
+    "FakeConfig",
+    "FakeOpenAIServer",
+    "Recorded",
+    "metrics_text",
+    "png_size",
+    "prompt_replay",
+    "request_prompt",
+]
 
 
 @dataclass
@@ -50,52 +82,6 @@ class Recorded:
     image_size: tuple[int, int] | None
     started: float
     finished: float = 0.0
-
-
-def png_size(data_url: str) -> tuple[int, int] | None:
-    """Width/height from a ``data:image/png;base64,...`` URL (reads the IHDR chunk only), or None."""
-    if not data_url.startswith("data:image/png;base64,"):
-        return None
-    head = base64.b64decode(data_url[len("data:image/png;base64,") :][:44])
-    if head[:8] != b"\x89PNG\r\n\x1a\n":
-        return None
-    return struct.unpack(">II", head[16:24])
-
-
-def _default_reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
-    prompt = ""
-    for msg in body.get("messages", []):
-        content = msg.get("content")
-        if isinstance(content, list):
-            prompt += "".join(p.get("text", "") for p in content if p.get("type") == "text")
-    dims = f"{size[0]}x{size[1]}" if size else "noimage"
-    return f"[{dims}] {prompt.strip()}"
-
-
-def request_prompt(body: dict[str, Any]) -> str:
-    """The text parts of the last user message of a chat body, joined and stripped."""
-    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    content = users[-1].get("content") if users else ""
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if p.get("type") == "text").strip()
-    return str(content or "").strip()
-
-
-def prompt_replay(
-    answers: dict[str, str], default: str | None = None
-) -> Callable[[dict[str, Any], tuple[int, int] | None], str]:
-    """A ``reply`` that answers by prompt: ``answers`` maps a prompt (compared stripped, e.g.
-    ``"Layout Detection:"``) to the recorded answer; an unknown prompt gets ``default`` or, when
-    None, the default ``"[WxH] prompt"`` echo."""
-    table = {k.strip(): v for k, v in answers.items()}
-
-    def reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
-        prompt = request_prompt(body)
-        if prompt in table:
-            return table[prompt]
-        return default if default is not None else _default_reply(body, size)
-
-    return reply
 
 
 @dataclass
@@ -115,6 +101,17 @@ class FakeConfig:
     reply: Callable[[dict[str, Any], tuple[int, int] | None], str] = _default_reply
     finish_reason: str = "stop"
     probe_latency: float | None = None
+    burst_after: int | None = None
+    burst_seconds: float = 2.0
+    burst_status: int = 503
+    poison_nth: int | None = None
+    warmup_seconds: float = 0.0
+    retry_after: float | None = None
+    metrics: str | None = None
+    extra_running: int = 0
+    extra_waiting: int = 0
+    kv_usage: float = 0.0
+    delay: Callable[[dict[str, Any], tuple[int, int] | None], float] | None = None
 
 
 class FakeOpenAIServer:
@@ -125,6 +122,12 @@ class FakeOpenAIServer:
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._seen = 0
+        self._blocks = 0  # block requests (max_tokens > 1) seen
+        self._poison: set[str] = set()
+        self._burst_until = 0.0
+        self._running = 0
+        self._waiting = 0
+        self._started = time.monotonic()
         self._gate = threading.Semaphore(self.config.max_concurrent) if self.config.max_concurrent else None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
@@ -139,6 +142,50 @@ class FakeOpenAIServer:
     def url(self) -> str:
         """Base URL without ``/v1``."""
         return f"http://127.0.0.1:{self.port}"
+
+    def fail_for(self, seconds: float) -> None:
+        """Answer every chat request with ``config.burst_status`` for the next ``seconds`` s."""
+        with self._lock:
+            self._burst_until = time.monotonic() + seconds
+
+    def cure(self) -> None:
+        """Forget the poison image (and stop choosing a new one): the next requests succeed."""
+        with self._lock:
+            self._poison.clear()
+            self.config.poison_nth = None
+
+    def metrics_body(self) -> str:
+        """The ``/metrics`` text now (see :func:`metrics_text`)."""
+        cfg = self.config
+        with self._lock:
+            running, waiting = self._running, self._waiting
+        return metrics_text(
+            str(cfg.metrics),
+            running + cfg.extra_running,
+            waiting + cfg.extra_waiting,
+            cfg.kv_usage,
+            cfg.model,
+        )
+
+    def _fault(self, body: dict[str, Any], url: str) -> int | None:
+        """The simulated failure status for this chat request, or None (burst, poison, warm-up)."""
+        cfg = self.config
+        now = time.monotonic()
+        with self._lock:
+            if now - self._started < cfg.warmup_seconds:
+                return 503
+            block = int(body.get("max_tokens") or 2) > 1
+            if block:
+                self._blocks += 1
+                if cfg.poison_nth is not None and self._blocks == cfg.poison_nth:
+                    self._poison.add(url)
+            if block and url in self._poison:
+                return 500
+            if cfg.burst_after is not None and self._seen == cfg.burst_after:
+                self._burst_until = now + cfg.burst_seconds
+            if now < self._burst_until:
+                return cfg.burst_status
+        return None
 
     def start(self) -> FakeOpenAIServer:
         """Serve in a daemon thread; returns self."""
@@ -182,10 +229,13 @@ class FakeOpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
                 return  # quiet
 
-            def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: Any, text: str | None = None) -> None:
+                data = text.encode() if text is not None else json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                kind = "text/plain; version=0.0.4" if text is not None else "application/json"
+                self.send_header("Content-Type", kind)
+                if status in (429, 500, 502, 503) and server.config.retry_after is not None:
+                    self.send_header("Retry-After", f"{server.config.retry_after:g}")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 try:
@@ -195,13 +245,18 @@ class FakeOpenAIServer:
 
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
                 cfg = server.config
+                warming = time.monotonic() - server._started < cfg.warmup_seconds
                 if self.path == "/health":
-                    if cfg.health_status == 200:
+                    if warming:
+                        self._send(503, {"error": {"message": "model loading"}})
+                    elif cfg.health_status == 200:
                         self._send(200, {"status": "ok"})
                     else:
                         self._send(cfg.health_status, {"error": {"message": "not ready"}})
                 elif self.path == "/v1/models":
                     self._send(200, {"object": "list", "data": [{"id": cfg.model, "object": "model"}]})
+                elif self.path == "/metrics" and cfg.metrics:
+                    self._send(200, None, text=server.metrics_body())
                 else:
                     self._send(404, {"detail": "Not Found"})
 
@@ -232,6 +287,19 @@ class FakeOpenAIServer:
                 rec = Recorded(body, dict(self.headers), size, time.monotonic())
                 with server._lock:
                     server.requests.append(rec)
+                image = next(
+                    (
+                        part["image_url"]["url"]
+                        for msg in body.get("messages", [])
+                        for part in (msg.get("content") if isinstance(msg.get("content"), list) else [])
+                        if part.get("type") == "image_url"
+                    ),
+                    "",
+                )
+                fault = server._fault(body, hashlib.sha256(image.encode()).hexdigest())
+                if fault is not None:
+                    self._send(fault, {"error": {"message": f"simulated {fault}"}})
+                    return
                 if nth <= cfg.fail_first:
                     self._send(cfg.fail_status, {"error": {"message": f"simulated {cfg.fail_status}"}})
                     return
@@ -248,14 +316,23 @@ class FakeOpenAIServer:
                         },
                     )
                     return
-                delay = cfg.latency
+                delay = cfg.latency if cfg.delay is None else cfg.delay(body, size)
                 if cfg.probe_latency is not None and int(body.get("max_tokens") or 2) <= 1:
                     delay = cfg.probe_latency
-                if server._gate is not None:
-                    with server._gate:
-                        time.sleep(delay)
-                elif delay:
+                with server._lock:
+                    server._waiting += 1
+                try:
+                    if server._gate is not None:
+                        server._gate.acquire()
+                    with server._lock:
+                        server._waiting -= 1
+                        server._running += 1
                     time.sleep(delay)
+                finally:
+                    if server._gate is not None:
+                        server._gate.release()
+                    with server._lock:
+                        server._running -= 1
                 text = cfg.reply(body, size)
                 rec.finished = time.monotonic()
                 self._send(

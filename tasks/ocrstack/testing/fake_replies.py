@@ -1,0 +1,77 @@
+"""Answers of the fake OpenAI server (:mod:`ocrstack.testing.fake_openai`): PNG sizes, the default
+echo reply, replayed answers by prompt, and engine-format ``/metrics`` text."""
+
+from __future__ import annotations
+
+import base64
+import struct
+from collections.abc import Callable
+from typing import Any
+
+
+def png_size(data_url: str) -> tuple[int, int] | None:
+    """Width/height from a ``data:image/png;base64,...`` URL (reads the IHDR chunk only), or None."""
+    if not data_url.startswith("data:image/png;base64,"):
+        return None
+    head = base64.b64decode(data_url[len("data:image/png;base64,") :][:44])
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+def _default_reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
+    prompt = ""
+    for msg in body.get("messages", []):
+        content = msg.get("content")
+        if isinstance(content, list):
+            prompt += "".join(p.get("text", "") for p in content if p.get("type") == "text")
+    dims = f"{size[0]}x{size[1]}" if size else "noimage"
+    return f"[{dims}] {prompt.strip()}"
+
+
+def request_prompt(body: dict[str, Any]) -> str:
+    """The text parts of the last user message of a chat body, joined and stripped."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1].get("content") if users else ""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if p.get("type") == "text").strip()
+    return str(content or "").strip()
+
+
+def prompt_replay(
+    answers: dict[str, str], default: str | None = None
+) -> Callable[[dict[str, Any], tuple[int, int] | None], str]:
+    """A ``reply`` that answers by prompt: ``answers`` maps a prompt (compared stripped, e.g.
+    ``"Layout Detection:"``) to the recorded answer; an unknown prompt gets ``default`` or, when
+    None, the default ``"[WxH] prompt"`` echo."""
+    table = {k.strip(): v for k, v in answers.items()}
+
+    def reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
+        prompt = request_prompt(body)
+        if prompt in table:
+            return table[prompt]
+        return default if default is not None else _default_reply(body, size)
+
+    return reply
+
+
+def metrics_text(engine: str, running: float, waiting: float, kv: float, model: str) -> str:
+    """Prometheus text in ``engine``'s names (``vllm`` or ``sglang``) for the three load gauges.
+
+    Names: vLLM ``vllm/v1/metrics/loggers.py`` (``num_requests_running``, ``num_requests_waiting``,
+    ``kv_cache_usage_perc``, labels ``model_name`` and ``engine``); SGLang
+    ``python/sglang/srt/metrics/collector.py`` (``num_running_reqs``, ``num_queue_reqs``,
+    ``token_usage``, label ``model_name``).
+    """
+    if engine == "vllm":
+        names = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
+        labels = f'engine="0",model_name="{model}"'
+    elif engine == "sglang":
+        names = ("sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage")
+        labels = f'model_name="{model}"'
+    else:
+        raise ValueError(f"unknown metrics format {engine!r}: vllm or sglang")
+    lines = []
+    for name, value in zip(names, (running, waiting, kv), strict=True):
+        lines += [f"# HELP {name} {name}", f"# TYPE {name} gauge", f"{name}{{{labels}}} {float(value)}"]
+    return "\n".join(lines) + "\n"
