@@ -2,8 +2,8 @@
 
 Form field names are the :class:`ParseOptions` field names (``dpi``, ``pages``,
 ``request_timeout``, ``server_urls``, ...). Conversion and range checks are the CLI's own:
-:func:`ocrstack.parsing.options.from_mapping` when the parse package has it (each option declared
-once), else the CLI's checks repeated in :func:`_validate_fallback` with the same messages.
+:func:`ocrstack.parsing.options.from_mapping` (each option declared once), so a bad value gets the
+same one-line message and fix as ``ocrstack parse``.
 
 What the API deliberately does not take from a request, because it would let a client reach
 server-side resources:
@@ -21,11 +21,9 @@ from collections.abc import Mapping, Sequence
 
 from ocrstack.core.errors import UsageError
 from ocrstack.parsing import options as parse_options
-from ocrstack.parsing.layout import LAYOUTS
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.recognition import RECOGNIZERS
 
-#: Request-settable ParseOptions fields and their type (for the fallback conversion).
+#: Request-settable ParseOptions fields and their type (the OpenAPI schema lists them).
 FIELDS: dict[str, type] = {
     "pages": str,
     "dpi": int,
@@ -45,8 +43,6 @@ FIELDS: dict[str, type] = {
 }
 #: Service-level fields a job inherits from ``ocrstack api serve`` and a request cannot set.
 SERVICE_FIELDS = ("layout_model", "api_key")
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 
 def _urls(raw: str | Sequence[str]) -> list[str]:
@@ -96,15 +92,9 @@ def from_form(
     prompts = str(request.get("prompts", base.prompts))
     if prompts != base.prompts:
         _builtin_prompts(prompts)
-    from_mapping = getattr(parse_options, "from_mapping", None)
-    if from_mapping is not None:
-        merged = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "inputs"}
-        merged.update(request)
-        return from_mapping(merged)
-    converted = {k: v if k == "server_urls" else _convert(k, FIELDS[k], str(v)) for k, v in request.items()}
-    opts = dataclasses.replace(base, **converted)
-    _validate_fallback(opts)
-    return opts
+    merged = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "inputs"}
+    merged.update(request)
+    return parse_options.from_mapping(merged)
 
 
 def _builtin_prompts(name: str) -> None:
@@ -117,48 +107,6 @@ def _builtin_prompts(name: str) -> None:
         )
 
 
-def _convert(name: str, kind: type, raw: str) -> object:
-    flag = f"--{name.replace('_', '-')}"
-    if kind is bool:
-        low = raw.strip().lower()
-        if low in _TRUE | _FALSE:
-            return low in _TRUE
-        raise UsageError(f"{flag}: expected true or false, got {raw!r}", f"send {name}=true or {name}=false")
-    if kind is str:
-        return raw
-    try:
-        return kind(raw)
-    except ValueError:
-        what = "an integer" if kind is int else "a number"
-        raise UsageError(f"{flag}: expected {what}, got {raw!r}", f"send {name} as {what}") from None
-
-
-def _validate_fallback(opts: ParseOptions) -> None:
-    """The CLI's checks (``commands/parse.py``, the registries, ``pipeline.run``) until the parse
-    package validates declared options itself."""
-    for kind, table, flag in (
-        (opts.layout, LAYOUTS, "--layout"),
-        (opts.recognizer, RECOGNIZERS, "--recognizer"),
-    ):
-        if kind not in table:
-            what = flag.removeprefix("--")
-            raise UsageError(f"unknown {what} kind '{kind}'", f"use {flag} with one of: {', '.join(table)}")
-    if opts.concurrency < 1:
-        raise UsageError(f"--concurrency must be >= 1, got {opts.concurrency}", "use e.g. --concurrency 4")
-    if opts.max_pixels < 1:
-        raise UsageError(
-            f"--max-pixels must be >= 1, got {opts.max_pixels}", "use e.g. --max-pixels 40000000"
-        )
-    if opts.max_tokens < 1 or opts.request_timeout <= 0 or opts.retries < 0:
-        raise UsageError(
-            f"--max-tokens {opts.max_tokens}, --timeout {opts.request_timeout:g}, --retries {opts.retries}: "
-            "out of range",
-            "use --max-tokens >= 1, --timeout > 0 and --retries >= 0",
-        )
-    if opts.limit is not None and opts.limit < 1:
-        raise UsageError(f"--limit must be >= 1, got {opts.limit}", "use e.g. --limit 1, or omit --limit")
-
-
 def validate(opts: ParseOptions) -> None:
     """Check the service defaults (``ocrstack api serve`` flags) like a job's options.
 
@@ -166,8 +114,6 @@ def validate(opts: ParseOptions) -> None:
         UsageError: as :func:`from_form`.
     """
     from_form({}, base=opts, allowed_server_urls=opts.server_urls)
-    check = getattr(parse_options, "validate", None)
-    (check or _validate_fallback)(opts)
 
 
 def to_json(opts: ParseOptions) -> dict:
