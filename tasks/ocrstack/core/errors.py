@@ -15,6 +15,7 @@ Exit codes:
     7  partial success: some pages or blocks failed (PartialSuccess)
     8  an external step (build, install, download) failed (StepFailed)
     9  missing tool, model or configuration (ConfigError)
+    10 a served model's layout answer cannot be read (LayoutAnswerError; per page in a run)
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ class LayoutAnswerError(OcrstackError):
     """A served model's layout answer (``--layout vlm``) cannot be read: the page fails on its own.
 
     Raised per page (empty answer, ragged/truncated line, missing tag, box outside the page); the
-    parse run goes on with the other pages and ends as a partial success (exit 7).
+    parse run goes on with the other pages and ends as a partial success (exit 7). Its own code 10
+    is what a caller that lets it escape (one page, no batch) exits with.
     """
 
-    exit_code = 7
+    exit_code = 10
