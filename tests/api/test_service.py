@@ -64,6 +64,8 @@ def test_openai_markdown_equals_cli(
     )
     metrics = client.get("/metrics").text
     assert f'ocrstack_recognizer_requests_total{{server="{fake.url}"}}' in metrics
+    assert f'ocrstack_recognizer_request_seconds_count{{server="{fake.url}"}}' in metrics
+    assert f'ocrstack_recognizer_errors_total{{server="{fake.url}"}} 0.0' in metrics
     assert 'ocrstack_page_stage_seconds_count{stage="recognition"}' in metrics
 
 

@@ -183,6 +183,11 @@ def _finished_pages(data: Path) -> set[tuple[str, int]]:
     return out
 
 
+def _cache_keys(data: Path) -> set[str]:
+    """Settings hashes in the page-cache file names (``pNNNN-KEY.json``)."""
+    return {f.stem.split("-", 1)[1] for f in data.glob("jobs/*/out/.ocrstack-cache/*/p*.json")}
+
+
 def _sigkill(opts: LoadOptions, root: Path, result: LoadResult) -> None:
     data = root / "sigkill"
     pdfs = [_pdf(root / f"k{i}.pdf", opts.kill_pages) for i in range(opts.kill_jobs)]
@@ -200,6 +205,7 @@ def _sigkill(opts: LoadOptions, root: Path, result: LoadResult) -> None:
         finally:
             svc.stop()
         finished = _finished_pages(data)
+        keys_before = _cache_keys(data)
         first_boot = {b for _, _, b in _page_runs(data)}
         svc = ServiceProcess(data, args, log=root / "sigkill.log").start()
         try:
@@ -210,6 +216,8 @@ def _sigkill(opts: LoadOptions, root: Path, result: LoadResult) -> None:
     runs = _page_runs(data)
     after = [(j, p) for j, p, b in runs if b not in first_boot]
     recomputed = sorted(set(after) & finished)
+    new_keys = _cache_keys(data) - keys_before
+    note = " -- cache key changed between boots: source edited during the run?" if new_keys else ""
     done = sum(1 for s in states.values() if s == "done")
     result.figures.update(
         kill_finished_before=len(finished),
@@ -228,7 +236,7 @@ def _sigkill(opts: LoadOptions, root: Path, result: LoadResult) -> None:
     result.rows.append(
         Row(
             "SIGKILL + restart: finished pages recomputed",
-            f"{len(recomputed)} ({len(after)} computed after restart)",
+            f"{len(recomputed)} ({len(after)} computed after restart){note}",
             "0",
             not recomputed and len(finished) > 0 and len(after) + len(finished) >= total,
         )
