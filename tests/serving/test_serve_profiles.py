@@ -106,7 +106,7 @@ def test_served_model_name_and_port_come_from_versions(pset) -> None:
         argv = pset.get(prof).argv()
         assert argv[argv.index("--served-model-name") + 1] == name
         assert argv[argv.index("--port") + 1] == port
-    from ocrstack.core.endpoints import default_model, default_server_url
+    from ocrstack.versions.endpoints import default_model, default_server_url
 
     assert default_model() == name and default_server_url().endswith(f":{port}")
 

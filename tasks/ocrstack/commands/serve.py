@@ -17,11 +17,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.client import metrics
-from ocrstack.core import endpoints, proc
+from ocrstack.core import proc
 from ocrstack.core.errors import UsageError
 from ocrstack.doctor import LogDoctor
 from ocrstack.preflight.nvidia import GPU_QUERY, parse_gpus
 from ocrstack.serving import plan, process, runner
+from ocrstack.versions import endpoints
 
 _SHORTCUTS = ("model", "draft_model", "port", "host", "served_model_name", "gguf", "mmproj")
 

@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ocrstack.core.endpoints import default_model
+    from ocrstack.versions.endpoints import default_model
     from ocrstack.verifying import VerifyOptions, run
 
     servers = []

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.client import readiness
-from ocrstack.core import endpoints
+from ocrstack.versions import endpoints
 from ocrstack.doctor import LogDoctor
 from ocrstack.serving import plan, process, profiles
 

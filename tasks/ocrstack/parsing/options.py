@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ocrstack.core import options as opt
-from ocrstack.core.endpoints import default_model, default_server_url
+from ocrstack.versions.endpoints import default_model, default_server_url
 
 #: Environment variable naming the layout checkpoint / inference directory (issue 3).
 LAYOUT_MODEL_ENV = "OCR_LAYOUT_MODEL_DIR"

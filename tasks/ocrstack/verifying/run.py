@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocrstack.core.endpoints import default_model
+from ocrstack.versions.endpoints import default_model
 from ocrstack.core.errors import OcrstackError, UsageError
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.verifying import compare as cmp
