@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.cli import main
+from ocrstack.cli import build_parser, main
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Status
 from ocrstack.deploying import checks
@@ -54,7 +54,7 @@ def test_unknown_pixi_env_and_task_are_reported(repo: Path) -> None:
 
 @pytest.mark.proc
 def test_deploy_check_passes_on_the_checkout(deploy: Path) -> None:
-    report = checks.run_all(deploy)
+    report = checks.run_all(build_parser(), deploy)
     assert report.ok, report.to_text()
     names = [c.name for c in report.checks]
     assert names[0] == "hadolint" and "compose" in names
@@ -71,7 +71,7 @@ def test_deploy_check_fails_on_a_broken_manifest(
     with pytest.raises(
         CheckFailed, match=r"k8s:dspark: HorizontalPodAutoscaler/ocrstack-api: spec\.maxReplicas"
     ):
-        checks.run_all(deploy_copy).raise_if_failed("deploy check")
+        checks.run_all(build_parser(), deploy_copy).raise_if_failed("deploy check")
     assert main(["deploy", "--deploy-dir", str(deploy_copy), "check"]) != 0
     assert "[   fail] k8s:upstream" in capsys.readouterr().out
 
@@ -84,7 +84,7 @@ def test_deploy_check_fails_on_drifted_args_and_short_startup_probe(deploy_copy:
     )
     base = deploy_copy / "k8s" / "base" / "vllm-deployment.yaml"
     base.write_text(base.read_text().replace("failureThreshold: 60", "failureThreshold: 6"))
-    failed = {c.name: c.detail for c in checks.run_all(deploy_copy).failures()}
+    failed = {c.name: c.detail for c in checks.run_all(build_parser(), deploy_copy).failures()}
     assert "stale" in failed["overlay-args:upstream"]
     assert "startupProbe allows 60 s" in failed["k8s:dspark"]
 
@@ -92,7 +92,7 @@ def test_deploy_check_fails_on_drifted_args_and_short_startup_probe(deploy_copy:
 @pytest.mark.proc
 def test_deploy_check_fails_on_a_bad_dockerfile(deploy_copy: Path) -> None:
     (deploy_copy / "docker" / "extra.Dockerfile").write_text("FROM ubuntu:latest\nRUN pixi install -e nope\n")
-    failed = {c.name: c.detail for c in checks.run_all(deploy_copy).failures()}
+    failed = {c.name: c.detail for c in checks.run_all(build_parser(), deploy_copy).failures()}
     assert "DL3007" in failed["hadolint"]
     assert "'nope'" in failed["pixi-references"]
 
@@ -106,7 +106,7 @@ def test_every_ocrstack_command_is_found(deploy: Path) -> None:
             "sdk.Dockerfile CMD"} <= where  # fmt: skip
     api = dict(calls)["Deployment/ocrstack-api container api"]
     assert api[:3] == ["ocrstack", "api", "serve"]
-    assert checks.cli_error(api) is None
+    assert checks.cli_error(api, build_parser()) is None
 
 
 def test_a_wrong_api_flag_is_an_error(deploy_copy: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_wrong_api_flag_is_an_error(deploy_copy: Path) -> None:
     from ocrstack.deploying import kustomize
 
     docs = kustomize.build(deploy_copy / "k8s" / "overlays" / "dspark")
-    errors, _pending = checks.cli_problems(deploy_copy, docs)
+    errors, _pending = checks.cli_problems(deploy_copy, docs, build_parser())
     assert len(errors) == 1 and "--data-directory" in errors[0]
     assert errors[0].startswith("Deployment/ocrstack-api container api:")
 

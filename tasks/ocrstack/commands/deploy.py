@@ -72,7 +72,9 @@ def _sync(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    report = checks.run_all(args.deploy_dir, args.k8s_version)
+    from ocrstack.cli import build_parser  # the real CLI, so every command in a manifest is parsed by it
+
+    report = checks.run_all(build_parser(), args.deploy_dir, args.k8s_version)
     print(report.to_json() if args.json else report.to_text())
     report.raise_if_failed("deploy check")
     return 0

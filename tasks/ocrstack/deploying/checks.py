@@ -19,6 +19,7 @@ Checks, in order (one :class:`~ocrstack.core.results.Check` each):
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -116,14 +117,16 @@ def copy_sources(text: str, root: Path) -> tuple[list[str], list[str]]:
     return missing, generated
 
 
-def cli_error(argv: list[str]) -> str | None:
-    """argparse's error for ``ocrstack ARGV[1:]`` with this package's CLI, or None when it parses."""
-    from ocrstack.cli import build_parser  # the CLI imports every verb, this module included
+def cli_error(argv: list[str], parser: argparse.ArgumentParser) -> str | None:
+    """argparse's error for ``ocrstack ARGV[1:]`` with ``parser``, or None when it parses.
 
+    ``parser`` is the real ``ocrstack`` parser, handed in by the commands layer
+    (``ocrstack.cli.build_parser()``): this module sits below the CLI and must not import it.
+    """
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            build_parser().parse_args(argv[1:])
+            parser.parse_args(argv[1:])
     except SystemExit as exc:
         if exc.code == 0:  # --help
             return None
@@ -150,12 +153,14 @@ def ocrstack_calls(deploy: Path, docs: list[dict[str, Any]]) -> list[tuple[str, 
     return [(w, argv) for w, argv in calls if argv[:1] == ["ocrstack"]]
 
 
-def cli_problems(deploy: Path, docs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def cli_problems(
+    deploy: Path, docs: list[dict[str, Any]], parser: argparse.ArgumentParser
+) -> tuple[list[str], list[str]]:
     """(errors, pending): ``ocrstack`` commands the CLI rejects. ``parse --ray`` (issue 13 item 1)
     rejected only for ``--ray`` itself is pending, not an error, until that option exists."""
     errors, pending = [], []
     for where, argv in ocrstack_calls(deploy, docs):
-        err = cli_error(argv)
+        err = cli_error(argv, parser)
         if err is None:
             continue
         line = f"{where}: `{proc.quote(argv)}`: {err}"
@@ -241,8 +246,13 @@ def _scrape_problems(prom: Path, argv: list[str], services: dict[str, Any]) -> l
     return [f"prometheus: no /metrics scrape target {t} ({prom.name})" for t in sorted(need - targets)]
 
 
-def run_all(deploy: Path | None = None, version: str = validate.K8S_VERSION) -> Report:
-    """Run every check on ``deploy`` (default: the checkout's ``deploy/``); see the module docstring."""
+def run_all(
+    parser: argparse.ArgumentParser, deploy: Path | None = None, version: str = validate.K8S_VERSION
+) -> Report:
+    """Run every check on ``deploy`` (default: the checkout's ``deploy/``); see the module docstring.
+
+    ``parser`` is the ``ocrstack`` argument parser the ``cli-args`` check parses commands with.
+    """
     deploy = deploy or servers.deploy_dir()
     root = deploy.parent
     report = Report(f"deploy check ({deploy}, Kubernetes {version})")
@@ -289,7 +299,7 @@ def run_all(deploy: Path | None = None, version: str = validate.K8S_VERSION) -> 
         report.add(
             _check(f"k8s:{overlay}", errors, f"{len(docs)} objects valid", "fix the manifest fields shown")
         )
-    errors, pending = cli_problems(deploy, kustomize.build(deploy / "k8s" / "overlays" / first))
+    errors, pending = cli_problems(deploy, kustomize.build(deploy / "k8s" / "overlays" / first), parser)
     if errors or not pending:
         report.add(
             _check("cli-args", errors, "every ocrstack command parses with this CLI", "fix the arguments")
