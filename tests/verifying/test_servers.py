@@ -132,13 +132,14 @@ def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(op
     from contextlib import contextmanager
 
     from ocrstack.cli import main
+    from ocrstack.serving import ephemeral
     from ocrstack.verifying import tiny
     from ocrstack.verifying.backends import BackendResult
 
     url, script = openai_server
 
     @contextmanager
-    def fake_server(model_dir, run_dir, timeout=0):
+    def fake_server(model_dir, run_dir, timeout=0, doctor=None):
         yield url, "tiny-minicpm-ocr"
 
     class FakeInProcess:
@@ -149,7 +150,7 @@ def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(op
             return BackendResult("transformers", script.prompt_tokens, script.content, script.completion_tokens)
 
     monkeypatch.setattr(tiny, "tiny_checkpoint", lambda work_dir, seed=0: tmp_path / "tiny")
-    monkeypatch.setattr(tiny, "transformers_server", fake_server)
+    monkeypatch.setattr(ephemeral, "transformers_server", fake_server)
     # the module, not the `run` function that ocrstack.verifying re-exports under the same name
     monkeypatch.setattr(sys.modules["ocrstack.verifying.run"], "TransformersBackend", FakeInProcess)
     assert main(["verify", "--tiny", "--work-dir", str(tmp_path), "--report-dir", str(tmp_path / "rep")]) == 0

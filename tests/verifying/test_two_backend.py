@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ocrstack.serving.ephemeral import transformers_server
 from ocrstack.verifying import tiny
 from ocrstack.verifying.backends import OpenAIBackend, TransformersBackend
 from ocrstack.verifying.run import VerifyOptions, run
@@ -23,7 +24,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 @pytest.mark.server
 def test_tiny_inprocess_and_transformers_serve_agree(work: Path) -> None:
-    res = run(VerifyOptions(tiny=True, work_dir=work, report_dir=work / "report"))
+    res = run(VerifyOptions(tiny=True, work_dir=work, report_dir=work / "report", tf_server=transformers_server))
     status = {c.name: c.status.value for c in res.report.checks}
     assert status["two-backend[0-1]:prompt-tokens"] == "pass", res.to_text()
     assert status["two-backend[0-1]:output"] == "pass", res.to_text()
@@ -45,7 +46,7 @@ def test_different_weights_are_detected(work: Path) -> None:
     mine = tiny.tiny_checkpoint(work, seed=0)
     sample = tiny.tiny_sample()
     a = TransformersBackend(mine, device="cpu").run(sample, 16)
-    with tiny.transformers_server(other, work / "serve") as (url, served):
+    with transformers_server(other, work / "serve") as (url, served):
         b = OpenAIBackend(url, served).run(sample, 16)
     assert a.prompt_tokens == b.prompt_tokens  # same tokenizer and processor
     assert a.output != b.output

@@ -96,8 +96,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ocrstack.versions.endpoints import default_model
     from ocrstack.verifying import VerifyOptions, run
+    from ocrstack.versions.endpoints import default_model
 
     servers = []
     for item in args.server_url:
@@ -140,8 +140,17 @@ def _run(args: argparse.Namespace) -> int:
         mm_kwargs=mm,
         work_dir=args.work_dir,
         report_dir=args.report_dir,
+        tf_server=_tf_server if args.tiny else None,
     )
     result = run(opts)
     print(result.to_json() if args.json else result.to_text())
     result.report.raise_if_failed("verify")
     return 0
+
+
+def _tf_server(model_dir: Path, run_dir: Path, timeout: float):  # noqa: ANN202 - a context manager
+    """``transformers serve`` of the tiny checkpoint for ``verify --tiny``, with the log doctor."""
+    from ocrstack.doctor import LogDoctor
+    from ocrstack.serving import ephemeral
+
+    return ephemeral.transformers_server(model_dir, run_dir, timeout, doctor=LogDoctor(("serve",)))

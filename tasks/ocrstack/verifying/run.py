@@ -7,12 +7,13 @@ only when ``/metrics`` was checked and passed (guide 10).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocrstack.versions.endpoints import default_model
-from ocrstack.core.errors import OcrstackError, UsageError
+from ocrstack.core.errors import ConfigError, OcrstackError, UsageError
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.verifying import compare as cmp
 from ocrstack.verifying.backends import BackendResult, OpenAIBackend, Sample, TransformersBackend
@@ -26,6 +27,7 @@ from ocrstack.verifying.outputs import (
 )
 from ocrstack.verifying.report import TINY_TITLE, TITLE, VerifyResult, summarize, write_reports
 from ocrstack.verifying.request_settings import request_settings_check
+from ocrstack.versions.endpoints import default_model
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,10 @@ class VerifyOptions:
         mm_kwargs: image-processor settings for both sides (e.g. guide 4.1's ``downsample_mode``).
         work_dir: cache for the tiny checkpoint and server logs.
         report_dir: write ``verify-report.json`` and ``verify-report.txt`` here.
+        server_timeout: seconds for a server to answer (readiness of the ``tiny`` server, requests).
+        tf_server: ``(model_dir, run_dir, timeout) -> context manager yielding (url, served model)``
+            that runs ``transformers serve`` for ``tiny``; handed in by the commands layer
+            (:func:`ocrstack.serving.ephemeral.transformers_server`) so verifying imports no other stage.
     """
 
     markdown: Path | None = None
@@ -74,6 +80,9 @@ class VerifyOptions:
     work_dir: Path = Path(".ocrstack") / "verify"
     report_dir: Path | None = None
     server_timeout: float = 600.0
+    tf_server: Callable[[Path, Path, float], AbstractContextManager[tuple[str, str]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
 
 # ------------------------------------------------------------------ sections
@@ -237,10 +246,13 @@ def two_backend_section(
         model_dir = tiny.tiny_checkpoint(opts.work_dir)
         sample = tiny.tiny_sample()
         max_new = opts.max_new_tokens or 32
-        with tiny.transformers_server(model_dir, opts.work_dir / "serve", timeout=opts.server_timeout) as (
-            url,
-            served,
-        ):
+        if opts.tf_server is None:
+            raise ConfigError(
+                "verify --tiny needs a way to start `transformers serve` (VerifyOptions.tf_server)",
+                "run it through the CLI (`ocrstack verify --tiny`) or pass "
+                "ocrstack.serving.ephemeral.transformers_server",
+            )
+        with opts.tf_server(model_dir, opts.work_dir / "serve", opts.server_timeout) as (url, served):
             backends = [
                 TransformersBackend(model_dir, device="cpu", dtype=opts.dtype),
                 OpenAIBackend(url, served),
