@@ -1,0 +1,57 @@
+"""Every serve profile parsed by its engine's own argument parser (issue 14; `nox -s engines`).
+
+vLLM envs.upstream.vllm and SGLang engine-check.sglang are installed --no-deps from PyPI into
+.ocrstack/engines/<engine>-<release> (reused across runs); transformers is the running
+environment's `transformers serve --help`. llama.cpp is not on PyPI and is not checked here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocrstack.serving import engine_args, profiles
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+CACHE = Path(__file__).resolve().parents[2] / ".ocrstack" / "engines"
+PSET = profiles.load()
+CHECKED = [
+    n for n, p in PSET.profiles.items() if PSET.builds[p.build].engine in ("vllm", "sglang", "transformers")
+]
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, engine_args.ProfileCheck]:
+    try:
+        engine_args._uv()  # noqa: SLF001 - skip with the reason rather than fail on a missing tool
+    except engine_args.EnvironmentMismatch as exc:
+        pytest.skip(str(exc))
+    return {c.profile: c for c in engine_args.check_profiles(PSET, CACHE, CHECKED)}
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_profile_parses_under_its_engine(results, name: str) -> None:
+    check = results[name]
+    print(check.describe())
+    assert check.ok, check.describe()
+    # the data file's record names the release that did the parsing
+    assert all(v.startswith(f"{check.engine} {check.release} ") for v in PSET.get(name).checked.values())
+
+
+def test_misspelled_flag_fails_under_the_real_parser(results) -> None:
+    """The real vLLM parser names a misspelled flag (proof that a typo cannot pass)."""
+    good = PSET.get("standard-upstream")
+    args = tuple(
+        ("--gpu-memory-utilisation", *a[1:]) if a[0] == "--gpu-memory-utilization" else a for a in good.args
+    )
+    bad = profiles.Profile(**{**good.__dict__, "name": "typo", "args": args})
+    engine = engine_args.engines()["vllm"]
+    python = engine_args.ensure_env(engine, CACHE)
+    check = engine_args.judge(
+        bad, engine, engine_args.run_probe(python, engine, {"typo": engine_args.profile_argv(bad)})
+    )
+    print(check.describe())
+    assert check.unknown == ["--gpu-memory-utilisation"]
+    assert check.error and "--gpu-memory-utilisation" in check.error
