@@ -85,6 +85,8 @@ class Profile:
         served_name: template of the model name clients must send (``transformers serve``
             pins the path it was given; vLLM answers to ``--served-model-name``).
         source: guide section / URL the command comes from.
+        checked: ``{flag: how}``: which engine release's own parser accepted the flag
+            (issue 14; written from tests/serving/test_profiles_engines.py).
     """
 
     name: str
@@ -102,6 +104,7 @@ class Profile:
     served_name: str = "${served_model_name}"
     description: str = ""
     source: str = ""
+    checked: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def speculative(self) -> bool:
@@ -230,6 +233,12 @@ def _parse(path: Path, data: Any) -> ProfileSet:
         for req in p.get("required-files") or ():
             if req not in vars_:
                 raise _bad(path, f"profile '{name}': required file var '{req}' has no default in vars")
+        checked = p.get("checked") or {}
+        flags = {a[0] for a in args} | {str(x) for x in p.get("listen") or () if str(x).startswith("-")}
+        flags |= {str(p["enforce-eager-flag"])} if p.get("enforce-eager-flag") else set()
+        if not isinstance(checked, dict) or set(checked) - flags:
+            raise _bad(path, f"profile '{name}': 'checked' names flags it does not pass: "
+                       f"{sorted(set(checked) - flags) if isinstance(checked, dict) else checked!r}")
         profiles[name] = Profile(
             name=name,
             build=p["build"],
@@ -246,6 +255,7 @@ def _parse(path: Path, data: Any) -> ProfileSet:
             served_name=str(p.get("served-name", "${served_model_name}")),
             description=_pins(str(p.get("description", ""))),
             source=str(p.get("source", "")),
+            checked={str(k): str(v) for k, v in checked.items()},
         )
     if not profiles:
         raise _bad(path, "no profiles")
