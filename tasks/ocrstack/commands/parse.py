@@ -4,7 +4,8 @@ Only argument parsing here: every option flag is derived from its one declaratio
 :mod:`ocrstack.parsing.options` (defaults, help, ranges), which also converts and validates the
 values; :func:`ocrstack.parsing.pipeline.run` does the work. Relative paths are resolved against
 the current directory, once (the guide's ``--set`` relative-path pitfall cannot happen).
-``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent.
+``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent. ``--ray [ADDRESS]``
+(:mod:`ocrstack.scaleout.options`) hands the pages to :class:`ocrstack.scaleout.RayExecutor`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from ocrstack.core.options import path
 from ocrstack.parsing import options as parse_options
 from ocrstack.parsing.options import LAYOUT_MODEL_ENV, ParseOptions
+from ocrstack.scaleout import options as ray_options
 
 __all__ = ["LAYOUT_MODEL_ENV", "options_from_args", "register"]
 
@@ -29,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="PDF/image files or directories")
     parse_options.add_arguments(p)
+    ray_options.add_arguments(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_handle)
 
@@ -45,5 +48,12 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
 def _handle(args: argparse.Namespace) -> int:
     from ocrstack.parsing import pipeline
 
-    pipeline.run(options_from_args(args), progress=not args.no_progress)
+    options = options_from_args(args)
+    address = ray_options.from_args(args).ray
+    executor = None
+    if address is not None:  # --ray: pages computed on Ray (ray is imported only then)
+        from ocrstack.scaleout import RayExecutor
+
+        executor = RayExecutor(address)
+    pipeline.run(options, progress=not args.no_progress, executor=executor)
     return 0

@@ -1,0 +1,44 @@
+"""``--ray`` option and the stage split of the Ray executor (unit tests: no Ray started)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from ocrstack.core.errors import UsageError
+from ocrstack.parsing.stages import STAGES
+from ocrstack.scaleout import options as ray_options
+from ocrstack.scaleout.workers import LAYOUT_STAGES, RECOGNITION_STAGES
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    p.add_argument("inputs", nargs="*")
+    ray_options.add_arguments(p)
+    return p.parse_args(argv)
+
+
+def test_ray_flag_alone_means_a_local_ray() -> None:
+    assert ray_options.from_args(_parse(["in.pdf", "--ray"])).ray == "local"
+
+
+def test_ray_flag_absent_means_no_ray() -> None:
+    assert ray_options.from_args(_parse(["in.pdf"])).ray is None
+
+
+@pytest.mark.parametrize("address", ["auto", "127.0.0.1:6379", "ray://head.ray.svc:10001", "local"])
+def test_ray_addresses_ray_accepts(address: str) -> None:
+    assert ray_options.from_args(_parse(["--ray", address, "in.pdf"])).ray == address
+
+
+def test_an_input_taken_as_the_address_fails_with_the_fix() -> None:
+    with pytest.raises(UsageError) as err:
+        ray_options.from_args(_parse(["--ray", "in.pdf"]))
+    assert "not a Ray address" in err.value.message
+    assert "--ray=ADDRESS" in (err.value.remedy or "")
+
+
+def test_stage_split_covers_every_page_stage_once_in_order() -> None:
+    assert LAYOUT_STAGES + RECOGNITION_STAGES == STAGES
+    assert RECOGNITION_STAGES[0] == "recognise" and "layout" in LAYOUT_STAGES

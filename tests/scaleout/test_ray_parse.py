@@ -1,0 +1,207 @@
+"""``ocrstack parse --ray`` on a real local Ray (2 CPUs, 127.0.0.1; issue 13 item 1).
+
+One Ray for the module (started once: about 10 s), shut down by the fixture's finalizer. Each test
+compares the Markdown of the Ray run byte for byte with the local pipeline's for the same inputs
+and settings; the fault tests kill Ray actors mid-run and the driver process mid-run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ocrstack.parsing import outputs, pipeline
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.testing.fake_openai import FakeOpenAIServer
+
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'ocrstack[ray]')")
+
+pytestmark = [pytest.mark.slow]
+
+DOCS = ("en_single_libtasn1_intro.pdf", "tables_googledocs_grid.pdf")
+#: Two scans (no text layer: every block goes to the servers; 17 blocks at 100 DPI).
+SERVER_DOCS = ("scan_gutenberg_huckfinn_p29.pdf", "scan_linn_brochure_twocol.pdf")
+#: Pages of the generated image-only PDF of the fault tests.
+PAGES = 8
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    """A local Ray on 127.0.0.1 with 2 CPUs for this module; its GCS address."""
+    if ray.is_initialized():
+        pytest.skip("Ray is already initialised in this process")
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+def _executor():
+    from ocrstack.scaleout import RayExecutor
+
+    return RayExecutor("local")
+
+
+def _run(options: ParseOptions, executor=None) -> pipeline.RunSummary:  # noqa: ANN001
+    return pipeline.run(options, progress=False, echo=lambda _line: None, executor=executor)
+
+
+def _markdown(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.glob("*.md"))}
+
+
+def _chat_blocks(*servers: FakeOpenAIServer) -> int:
+    """Block requests the servers received (the probe's max_tokens=1 request not counted)."""
+    return sum(1 for s in servers for r in s.requests if (r.body.get("max_tokens") or 0) > 1)
+
+
+@pytest.mark.corpus
+def test_embedded_default_same_markdown_as_local(ray_address, corpus: Path, tmp_path: Path) -> None:
+    inputs = tuple(corpus / d for d in DOCS)
+    local = ParseOptions(inputs=inputs, output=tmp_path / "local", dpi=100)
+    remote = dataclasses.replace(local, output=tmp_path / "ray")
+    _run(local)
+    summary = _run(remote, _executor())
+    assert [d.pages for d in summary.documents] == [1, 1]
+    assert [d.failed for d in summary.documents] == [0, 0]
+    md = _markdown(tmp_path / "ray")
+    assert set(md) == {"en_single_libtasn1_intro.md", "tables_googledocs_grid.md"}
+    assert md == _markdown(tmp_path / "local")
+    assert all(len(v) > 200 for v in md.values())
+
+
+@pytest.mark.corpus
+def test_two_fake_servers_same_markdown_as_local(ray_address, corpus: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer() as a, FakeOpenAIServer() as b:
+        local = ParseOptions(
+            inputs=tuple(corpus / d for d in SERVER_DOCS),
+            output=tmp_path / "local",
+            dpi=100,
+            recognizer="openai",
+            server_urls=(a.url, b.url),
+            model="fake",
+        )
+        _run(local)
+        sent_local = _chat_blocks(a, b)
+        _run(dataclasses.replace(local, output=tmp_path / "ray"), _executor())
+        sent_ray = _chat_blocks(a, b) - sent_local
+    md = _markdown(tmp_path / "ray")
+    assert md == _markdown(tmp_path / "local")
+    assert b"[" in md["scan_gutenberg_huckfinn_p29.md"]  # the fake's "[WxH] prompt" answers made it in
+    # the same blocks were sent, and both servers got some of the Ray run's share
+    assert sent_ray == sent_local > 2
+    assert all(_chat_blocks(s) > sent_local // 4 for s in (a, b))
+
+
+@pytest.fixture
+def scans(tmp_path: Path) -> Path:
+    """An image-only PDF of PAGES small pages (no text layer: every page is one server request
+    with layout ``none``), each page with its number drawn on it."""
+    from PIL import Image, ImageDraw
+
+    pages = []
+    for n in range(PAGES):
+        im = Image.new("RGB", (300 + 10 * n, 400), "white")
+        ImageDraw.Draw(im).text((40, 40), f"page {n + 1}", fill="black")
+        pages.append(im)
+    path = tmp_path / "scans.pdf"
+    pages[0].save(path, save_all=True, append_images=pages[1:], resolution=72)
+    return path
+
+
+def _whole_page_options(source: Path, out: Path, *urls: str, **kw) -> ParseOptions:  # noqa: ANN003
+    """One request per page (layout ``none``), one request per server at a time."""
+    return ParseOptions(
+        inputs=(source,),
+        output=out,
+        layout="none",
+        recognizer="openai",
+        server_urls=urls,
+        model="fake",
+        concurrency=1,
+        **kw,
+    )
+
+
+def test_killed_actors_lose_no_page(ray_address, scans: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer(latency=0.8) as a, FakeOpenAIServer(latency=0.8) as b:
+        local = _whole_page_options(scans, tmp_path / "local", a.url, b.url)
+        _run(local)
+        before = _chat_blocks(a, b)
+        executor = _executor()
+        outcome: dict = {}
+
+        def parse() -> None:
+            try:
+                outcome["summary"] = _run(dataclasses.replace(local, output=tmp_path / "ray"), executor)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertions below
+                outcome["error"] = exc
+
+        t = threading.Thread(target=parse)
+        t.start()
+        deadline = time.monotonic() + 60
+        while _chat_blocks(a, b) <= before and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the first block request of the Ray run is being answered
+        assert _chat_blocks(a, b) > before, "the Ray run sent no request within 60 s"
+        # pages are in flight on both kinds of actor: kill them (Ray restarts them and retries)
+        ray.kill(executor.recognition_actor, no_restart=False)
+        ray.kill(executor.actors[0], no_restart=False)
+        t.join(timeout=120)
+        assert not t.is_alive(), "the Ray run did not finish within 120 s after the kill"
+        sent = _chat_blocks(a, b) - before
+    assert "error" not in outcome, outcome.get("error")
+    doc = outcome["summary"].documents[0]
+    assert (doc.pages, doc.failed, doc.cached) == (PAGES, 0, 0)
+    assert before == PAGES  # the local run: one request per page
+    assert _markdown(tmp_path / "ray") == _markdown(tmp_path / "local")
+    assert sent > PAGES, "no request was re-sent: the kill did not hit a page in flight"
+
+
+def test_interrupted_driver_rerun_computes_only_unfinished_pages(
+    ray_address, scans: Path, tmp_path: Path, cli_env: dict
+) -> None:
+    cache = tmp_path / "shared-cache"
+    # the code fingerprint joins the cache key: read the sources now, as the CLI process will
+    outputs.code_fingerprint.cache_clear()
+    with FakeOpenAIServer(latency=0.6, max_concurrent=1) as srv:
+        options = _whole_page_options(scans, tmp_path / "out", srv.url, cache_dir=cache)
+        argv = [
+            sys.executable, "-m", "ocrstack", "parse", str(scans), "-o", str(options.output),
+            "--layout", "none", "--recognizer", "openai", "--server-url", srv.url,
+            "--model", "fake", "--concurrency", "1", "--cache-dir", str(cache), "--no-progress",
+            f"--ray={ray_address}",
+        ]  # fmt: skip
+        proc = subprocess.Popen(argv, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 90
+            while len(list(cache.rglob("p*.json"))) < 2 and time.monotonic() < deadline:
+                assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
+                time.sleep(0.05)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        done = {p: p.stat().st_mtime_ns for p in cache.rglob("p*.json")}
+        assert 2 <= len(done) < PAGES, f"{len(done)} pages cached when the driver was killed"
+        assert not (options.output / "scans.md").exists()
+        before = _chat_blocks(srv)
+        executor = _executor()
+        summary = _run(options, executor)
+        sent = _chat_blocks(srv) - before
+    doc = summary.documents[0]
+    assert (doc.pages, doc.cached, doc.failed) == (PAGES, len(done), 0)
+    assert executor.computed == sent == PAGES - len(done)
+    # the cached pages were read, not rewritten
+    assert {p: p.stat().st_mtime_ns for p in done} == done
+    assert len(list(cache.rglob("p*.json"))) == PAGES
+    blocks = json.loads((options.output / "scans.blocks.json").read_text())
+    assert blocks["complete"] is True and len(blocks["pages"]) == PAGES
+    assert not (options.output / ".ocrstack-cache").exists()  # --cache-dir replaced OUT's cache
