@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"ocrstack.commands.{name}").register(sub)
+    # handlers that check ocrstack command lines (deploy check) parse them with this very parser,
+    # without importing the CLI from below it
+    parser.set_defaults(root_parser=parser)
     return parser
 
 

@@ -72,9 +72,8 @@ def _sync(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ocrstack.cli import build_parser  # the real CLI, so every command in a manifest is parsed by it
-
-    report = checks.run_all(build_parser(), args.deploy_dir, args.k8s_version)
+    # the real CLI's parser (set by ocrstack.cli), so every command in a manifest is parsed by it
+    report = checks.run_all(args.root_parser, args.deploy_dir, args.k8s_version)
     print(report.to_json() if args.json else report.to_text())
     report.raise_if_failed("deploy check")
     return 0
