@@ -67,18 +67,35 @@ class ServiceProcess:
         while not ready.wait(0.1):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise ServerUnreachable(f"ocrstack api serve did not start; see {self.log}", "read the log")
+                raise ServerUnreachable(
+                    f"ocrstack api serve did not start: {self._tail()}", f"read {self.log}"
+                )
+        why = "no answer"
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{self.url}/ready", timeout=5, trust_env=False).status_code == 200:
+                r = httpx.get(f"{self.url}/ready", timeout=5, trust_env=False)
+                if r.status_code == 200:
                     return self
-            except httpx.HTTPError:
-                pass
+                why = r.text
+                if "models are loading" not in why:  # the engines failed: waiting will not help
+                    break
+            except httpx.HTTPError as exc:
+                why = type(exc).__name__
             if self.proc.poll() is not None:
                 break
             time.sleep(0.2)
         self.stop()
-        raise ServerUnreachable(f"ocrstack api serve never became ready; see {self.log}", "read the log")
+        raise ServerUnreachable(
+            f"ocrstack api serve never became ready ({why}): {self._tail()}", f"read {self.log}"
+        )
+
+    def _tail(self, lines: int = 5) -> str:
+        """The last lines of the log, joined with " | " (for one-line error messages)."""
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return " | ".join(line for line in text[-lines:] if line.strip())
 
     @property
     def pid(self) -> int:
