@@ -321,6 +321,13 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         ["ValueError: Model architectures ['Qwen2VLForConditionalGeneration'] are not supported for now.",
          "[2026-03-30 10:12:40] Load weight end. type=MinerUDiffusionForConditionalGeneration, dtype=torch.bfloat16"],
     ),
+    "vllm-transformers-pin-conflict": (  # issue 14: pip's resolver after transformers --no-deps
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed.\n"
+        "vllm 0.33.0 requires transformers<5.21.0,>=5.16.1, but you have transformers 5.23.0 which is incompatible.\n",
+        2,
+        ["vllm 0.33.0 requires transformers<5.21.0,>=5.16.1, but you have transformers 5.20.2 which is incompatible.",
+         "vllm 0.33.0 requires torch==2.14.0, but you have torch 2.14.1 which is incompatible."],
+    ),
     "sglang-dllm-flag-unknown": (
         "usage: sglang serve [-h] --model-path MODEL_PATH [--host HOST] [--port PORT]\n"
         "sglang serve: error: unrecognized arguments: --dllm-algorithm LowConfidence\n",

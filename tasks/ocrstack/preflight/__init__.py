@@ -4,7 +4,9 @@ Reads ``nvidia-smi`` (GPU name, memory total/used, driver; compute processes), f
 disk space (``shutil.disk_usage``, the same statvfs numbers as ``df``), the Python of
 each environment (pixi envs in ``.pixi/envs`` or the guide's venvs) and the CUDA its
 torch was built for, and -- when a CUDA toolchain is present -- whether nvcc accepts
-the host gcc (delegated to :mod:`ocrstack.toolchain` when that check is available).
+the host gcc (delegated to :mod:`ocrstack.toolchain` when that check is available), and
+the kit's own consistency (:mod:`ocrstack.preflight.deployment`: vLLM vs transformers pins,
+main model and DSpark draft from one release, one served model name for serve and parse).
 
 Thresholds come from ``envs/versions.yaml`` ``hardware`` (driver >= 580, 535-579 only the
 cu126 self-build, VRAM >= 24 GB, disk >= 20 GB). No GPU on this machine is reported as
@@ -50,5 +52,9 @@ def run(options: PreflightOptions, runner: Runner = default_runner) -> Report:
     from ocrstack.preflight.toolchain import toolchain_checks
 
     for check in toolchain_checks(runner, python=options.pythons.get("vllm-build")):
+        report.add(check)
+    from ocrstack.preflight.deployment import deployment_checks
+
+    for check in deployment_checks(facts.envs):  # issue 14: pins and data files agree
         report.add(check)
     return report

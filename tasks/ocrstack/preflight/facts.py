@@ -32,6 +32,11 @@ ENVIRONMENTS = ("vllm-build", "vllm", "merged", "tf", "sdk")
 PROBE = r"""
 import importlib.metadata as m, json, re, sys
 out = {"python": "%d.%d.%d" % sys.version_info[:3], "torch": None, "torch_cuda": None}
+for dist in ("vllm", "transformers"):
+    try:
+        out[dist] = m.version(dist)
+    except Exception:
+        out[dist] = None
 try:
     d = m.distribution("torch")
     out["torch"] = d.version
@@ -54,6 +59,8 @@ class PythonEnv:
     torch: str | None = None
     torch_cuda: str | None = None
     error: str | None = None
+    vllm: str | None = None
+    transformers: str | None = None
 
 
 @dataclass
@@ -111,7 +118,10 @@ def probe_python(name: str, interpreter: str, runner: Runner) -> PythonEnv:
         data = json.loads(out.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
         return PythonEnv(name, interpreter, error=f"unexpected output: {out.strip()[:200]}")
-    return PythonEnv(name, interpreter, data.get("python"), data.get("torch"), data.get("torch_cuda"))
+    return PythonEnv(
+        name, interpreter, data.get("python"), data.get("torch"), data.get("torch_cuda"),
+        vllm=data.get("vllm"), transformers=data.get("transformers"),
+    )
 
 
 def find_environments(root: Path, extra: dict[str, str]) -> tuple[dict[str, str], list[str]]:
