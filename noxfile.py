@@ -51,6 +51,17 @@ def load(session: nox.Session) -> None:
     session.run("ocrstack", "api", "load", *session.posargs)
 
 
+@nox.session
+def engines(session: nox.Session) -> None:
+    """Serve profiles parsed by the engines' own parsers (issue 14): vLLM, SGLang, transformers serve.
+
+    Installs the pinned engine releases --no-deps under .ocrstack/engines (reused); network.
+    """
+    _install(session, "dev")
+    test = "tests/serving/test_profiles_engines.py"
+    session.run("python", "-m", "pytest", "-m", "network", test, *session.posargs)
+
+
 @nox.session(name="lock-export")
 def lock_export(session: nox.Session) -> None:
     """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""

@@ -55,3 +55,23 @@ def test_misspelled_flag_fails_under_the_real_parser(results) -> None:
     print(check.describe())
     assert check.unknown == ["--gpu-memory-utilisation"]
     assert check.error and "--gpu-memory-utilisation" in check.error
+
+
+def test_vllm_wheel_pins_what_versions_yaml_says(results) -> None:
+    """The trap preflight explains is real in the wheel: its transformers range is
+    upstream.vllm-transformers-pin (so excludes 5.21.0, the first minicpm_ocr release), and it
+    registers minicpm_ocr and dspark."""
+    from packaging.specifiers import SpecifierSet
+
+    from ocrstack import versions
+
+    engine = engine_args.engines()["vllm"]
+    venv = engine_args.ensure_env(engine, CACHE).parent.parent
+    reqs = engine_args._engine_requirements(venv, "vllm")  # noqa: SLF001
+    wheel = SpecifierSet(reqs["transformers"].removeprefix("transformers"))
+    pinned = SpecifierSet(str(versions.pin("upstream.vllm-transformers-pin")))
+    probes = ["5.16.1", "5.20.9", "5.21.0", "5.23.0"]
+    assert [v in wheel for v in probes] == [v in pinned for v in probes] == [True, True, False, False]
+    site = next(venv.glob("lib/python*/site-packages/vllm"))
+    assert '"minicpm_ocr"' in (site / "model_executor/models/registry.py").read_text()
+    assert '"dspark"' in (site / "config/speculative.py").read_text()
