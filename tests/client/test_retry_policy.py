@@ -70,7 +70,18 @@ def test_dispatcher_retries_429_then_succeeds() -> None:
     with FakeOpenAIServer(fail_first=2, fail_status=429) as srv:
         with Dispatcher([srv.url], model="minicpm-ocr", retries=3, backoff_base=0.01) as d:
             done = d.submit(BODY).result(timeout=20)
-        assert srv.chat_count == 3 and done.attempts == 3
+        # the request (429: breaker opens), a 1-token re-check (429), a re-check (ok), the request
+        assert srv.chat_count == 4 and done.attempts == 2
+
+
+def test_dispatcher_honours_retry_after_of_a_503() -> None:
+    with FakeOpenAIServer(fail_first=1, fail_status=503, retry_after=1) as srv:
+        with Dispatcher([srv.url], model="minicpm-ocr", retries=3, backoff_base=0.01) as d:
+            start = time.monotonic()
+            d.submit(BODY).result(timeout=20)
+            elapsed = time.monotonic() - start
+    assert elapsed >= 1.0  # not the 0.01 s backoff
+    assert srv.chat_count == 3  # the request, the re-check after 1 s, the request again
 
 
 def test_dispatcher_never_retries_other_4xx() -> None:

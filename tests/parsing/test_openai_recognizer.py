@@ -1,9 +1,11 @@
 """The ``openai`` recognizer against real HTTP servers on 127.0.0.1 (ocrstack.testing.fake_openai).
 
 Covers request shape (crop as PNG data URL, per-category prompt, enable_thinking off, greedy),
-the recognizer's probe before the first page, fault handling (4xx never retried,
-5xx/timeouts/refused retried a bounded number of times) and several servers (spread, bounded
-concurrency, dead or slow server not stalling). The client alone: tests/client/.
+the recognizer's probe before the first page, fault handling (4xx never retried; 5xx, timeouts
+and refused connections open the server's breaker and are retried; a block that keeps failing is
+marked failed; the run gives up after --progress-timeout without answers) and several servers
+(spread, bounded concurrency, dead or slow server not stalling). The client alone: tests/client/;
+bursts, poison blocks, restarts and routing: tests/client/test_faults.py, test_routing.py.
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ def page(w: int = 400, h: int = 300) -> PageImage:
 
 def recognizer(*urls: str, **kw) -> OpenAIRecognizer:
     """An openai recognizer with short timeouts/backoff for tests; ``kw`` overrides options."""
-    base = dict(model="minicpm-ocr", prompts="minicpm-ocr", concurrency=2, request_timeout=10.0, retries=2)
+    base = dict(
+        model="minicpm-ocr",
+        prompts="minicpm-ocr",
+        concurrency=2,
+        request_timeout=10.0,
+        retries=2,
+        ready_timeout=0.0,
+        progress_timeout=5.0,
+    )
     base.update(kw)
     return OpenAIRecognizer(
         OpenAIOptions(server_urls=tuple(urls), **base), probe_timeout=5.0, backoff_base=0.02
@@ -156,9 +166,10 @@ def test_recognizer_probes_before_first_page_and_fails_fast() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     rec = recognizer(url, request_timeout=1800)
     start = time.monotonic()
-    with pytest.raises(ServerUnreachable, match="curl --noproxy"):
+    with pytest.raises(ServerUnreachable, match="curl --noproxy") as err:
         rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
     assert time.monotonic() - start < 5
+    assert "--ready-timeout" in str(err.value)
 
 
 # ------------------------------------------------------------------ faults
@@ -191,18 +202,23 @@ def test_5xx_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:
         server.config.fail_first = server.chat_count + 2  # next two answers are 503
         b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
         rec.recognize(page(), [b])
-    assert b.text.startswith("[10x10]")
-    assert server.chat_count == 1 + 3
+        stats = rec.stats()[server.url]
+    assert b.text.startswith("[10x10]") and b.error is None
+    # probe, the block (503: breaker opens), a 1-token re-check (503), a re-check (ok), the block
+    assert server.chat_count == 1 + 4
+    assert stats["bursts"] == 1  # one counted fault, not two
 
 
-def test_5xx_retries_are_bounded(server: FakeOpenAIServer) -> None:
-    with recognizer(server.url, retries=2) as rec:
+def test_server_that_always_fails_gives_up_after_the_progress_timeout(server: FakeOpenAIServer) -> None:
+    with recognizer(server.url, retries=2, progress_timeout=1.5) as rec:
         rec.start()
         server.config.fail_first = 10**6
-        with pytest.raises(ServerUnreachable, match="503") as err:
+        start = time.monotonic()
+        with pytest.raises(ServerUnreachable, match="no server answered") as err:
             rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
-    assert server.chat_count == 1 + 3  # probe + 1 try + 2 retries
-    assert "curl --noproxy 127.0.0.1" in str(err.value)
+        elapsed = time.monotonic() - start
+    assert 1.5 <= elapsed < 6  # the budget, not "N faults in a row"
+    assert "curl --noproxy 127.0.0.1" in str(err.value) and "--progress-timeout" in str(err.value)
 
 
 def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
@@ -221,11 +237,13 @@ def test_timeout_is_retried_and_bounded() -> None:
     ):
         rec.start()
         srv.config.latency = 2
+        srv.config.probe_latency = 0.0  # the server answers its 1-token re-checks: only the block is slow
         start = time.monotonic()
-        with pytest.raises(ServerUnreachable, match="timed out"):
-            rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
+        b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
+        rec.recognize(page(), [b])
         assert time.monotonic() - start < 3
-        assert srv.chat_count == 1 + 2
+        assert b.error is not None and "timed out" in b.error and b.text == ""
+        assert srv.chat_count == 1 + 2 + 1  # probe, 2 tries of the block, 1 re-check between them
 
 
 # ------------------------------------------------------------------ several servers
@@ -298,7 +316,7 @@ def test_slow_server_takes_fewer_jobs_and_does_not_stall_the_fast_one() -> None:
 
 def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
     a, b = FakeOpenAIServer().start(), FakeOpenAIServer().start()
-    rec = recognizer(a.url, b.url, retries=1)
+    rec = recognizer(a.url, b.url, retries=1, progress_timeout=2.0)
     try:
         rec.start()
         a.stop()
@@ -337,13 +355,13 @@ def test_recognize_is_thread_safe(server: FakeOpenAIServer) -> None:
 # ------------------------------------------------------------------ through `ocrstack parse`
 
 
-def _parse_cli(tmp_path, url: str) -> int:
+def _parse_cli(tmp_path, url: str, *extra: str) -> int:
     from ocrstack.bench import make_pdf
     from ocrstack.cli import main
 
     pdf = make_pdf(tmp_path / "doc.pdf", 2, lines=3)
     args = ["parse", str(pdf), "--recognizer", "openai", "--layout", "none", "--server-url", url]
-    return main([*args, "-o", str(tmp_path / "out")])
+    return main([*args, *extra, "-o", str(tmp_path / "out")])
 
 
 def test_parse_cli_through_openai_recognizer(tmp_path, server: FakeOpenAIServer) -> None:
@@ -357,9 +375,10 @@ def test_parse_cli_unreachable_server_exits_5_in_seconds(
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     start = time.monotonic()
-    assert _parse_cli(tmp_path, url) == 5
+    assert _parse_cli(tmp_path, url, "--ready-timeout", "1") == 5
     assert time.monotonic() - start < 10
-    assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in err and "--ready-timeout" in err
 
 
 def test_parse_cli_rejection_exits_6(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,10 @@ Modules:
 * :mod:`~ocrstack.client.chat` -- one request; faults classified by the shared retry policy
   (:mod:`ocrstack.core.retry`).
 * :mod:`~ocrstack.client.probe` -- ``/health`` plus one tiny real request (guide 4.4).
-* :mod:`~ocrstack.client.dispatch` -- several servers, bounded concurrency, rerouting (guide 4.1).
+* :mod:`~ocrstack.client.dispatch` -- several servers, bounded concurrency, fault tolerance
+  (guide 4.1; issue 10): :mod:`~ocrstack.client.breaker` (a circuit breaker per server, a burst
+  counts once) and :mod:`~ocrstack.client.routing` (least expected wait from each engine's
+  ``/metrics``, issue 13).
 * :mod:`~ocrstack.client.readiness` -- wait until a server answers, watching its log.
 * :mod:`~ocrstack.client.metrics` -- ``/metrics`` scraping and the DSpark proof (guide 6).
 
@@ -20,9 +23,9 @@ from __future__ import annotations
 
 from ocrstack.client.body import chat_body, is_grey, png_data_url, tiny_png
 from ocrstack.client.chat import Completion, chat_once, post_chat
-from ocrstack.client.dispatch import BACKOFF_BASE, BACKOFF_MAX, Dispatcher, JobGroup
+from ocrstack.client.dispatch import BACKOFF_BASE, BACKOFF_MAX, PROGRESS_TIMEOUT, Dispatcher, JobGroup
 from ocrstack.client.http import CHAT_PATH, CONNECT_TIMEOUT, base_url, curl_hint, make_client
-from ocrstack.client.probe import ProbeResult, probe
+from ocrstack.client.probe import ProbeResult, probe, probe_servers
 from ocrstack.client.rejections import rejection_cause, server_message
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "CHAT_PATH",
     "CONNECT_TIMEOUT",
     "Completion",
+    "PROGRESS_TIMEOUT",
     "Dispatcher",
     "JobGroup",
     "ProbeResult",
@@ -43,6 +47,7 @@ __all__ = [
     "png_data_url",
     "post_chat",
     "probe",
+    "probe_servers",
     "rejection_cause",
     "server_message",
     "tiny_png",

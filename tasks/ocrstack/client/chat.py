@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from ocrstack.client.http import CHAT_PATH, base_url, curl_hint, make_client
+from ocrstack.client.http import CHAT_PATH, CONNECT_TIMEOUT, base_url, curl_hint, make_client
 from ocrstack.client.rejections import rejection_cause, server_message
 from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
@@ -34,9 +34,11 @@ class Completion:
 
 
 def post_chat(
-    client: httpx.Client, body: dict[str, Any], model: str
+    client: httpx.Client, body: dict[str, Any], model: str, *, timeout: float | None = None
 ) -> tuple[str, str | None, dict[str, Any]]:
     """POST one chat request. Returns ``(text, finish_reason, usage)``.
+
+    ``timeout``: seconds for this request (connect stays short); None uses the client's.
 
     Raises:
         ServerRejected: a 4xx other than 429 (never retried).
@@ -44,7 +46,11 @@ def post_chat(
     """
     url = f"{client.base_url}".rstrip("/")
     try:
-        response = client.post(CHAT_PATH, json=body)
+        if timeout is None:
+            response = client.post(CHAT_PATH, json=body)
+        else:
+            wait = httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout))
+            response = client.post(CHAT_PATH, json=body, timeout=wait)
     except httpx.TransportError as exc:
         raise retry.from_transport(exc, url) from exc
     code = response.status_code

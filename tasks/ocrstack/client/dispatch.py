@@ -1,36 +1,57 @@
-"""Send chat requests to several servers (guide 4.1, guide 8, issue 3).
+"""Send chat requests to several servers: load-aware, fault-tolerant (guide 4.1, 8; issues 10, 13).
 
-With ``--max-num-seqs 1`` requests queue, so throughput comes from more instances: each
-server has its own pool of ``concurrency`` worker threads pulling from one shared queue, so
-a slow server simply takes fewer jobs and a dead one takes none. A failing server cools
-down (the shared backoff of :class:`ocrstack.core.retry.Policy`; a 429's ``Retry-After``
-when given) and is re-checked with ``/health`` before it takes work again, while its jobs
-go back to the queue for the others. What is retryable is :mod:`ocrstack.core.retry`'s rule;
-a 4xx other than 429 fails the job at once.
+With ``--max-num-seqs 1`` requests queue, so throughput comes from more instances. One scheduler
+thread takes jobs from a shared queue (retried jobs first) and gives each to a server:
+
+* **Routing** (:mod:`ocrstack.client.routing`): among servers whose breaker is closed and that
+  have a free slot (``concurrency``, or ``#capacity=N`` on the URL), the lowest expected wait
+  ``(others' requests + ours + 1) / capacity`` from the engine's ``/metrics``; a server without
+  readable metrics counts only our requests in flight. When the best free server would queue
+  the request (wait > 1 service time) and a busy one will be better as soon as a slot frees,
+  the job waits for that one.
+* **Faults** (:mod:`ocrstack.client.breaker`): a retryable failure (connection error, timeout,
+  5xx, 429 -- :mod:`ocrstack.core.retry`) opens the server's breaker for the shared backoff with
+  jitter (``Retry-After`` honoured); failures of one burst count once; the server is re-checked
+  in the background (``/health`` + a 1-token request) and rejoins when it passes, while the
+  others carry on. The job goes back to the front of the queue.
+* **Giving up**: a job is failed with :class:`~ocrstack.core.errors.RequestFailed` after
+  ``retries`` counted failures of its own (a block that fails while the servers answer others);
+  queued jobs fail with :class:`~ocrstack.core.errors.ServerUnreachable` only when no server has
+  answered anything for ``progress_timeout`` s (a dead fleet), not after N faults.
+* A 4xx other than 429 fails the job at once with ``ServerRejected`` (never retried, guide 8).
 """
 
 from __future__ import annotations
 
-import queue
+import collections
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
+from ocrstack.client import routing
+from ocrstack.client.breaker import Breaker
 from ocrstack.client.chat import Completion, post_chat
-from ocrstack.client.http import base_url, curl_hint, make_client, short_timeout
+from ocrstack.client.http import base_url, curl_hint, make_client
+from ocrstack.client.probe import recheck
 from ocrstack.core import retry
-from ocrstack.core.errors import ServerRejected, ServerUnreachable, UsageError
+from ocrstack.core.errors import RequestFailed, ServerRejected, ServerUnreachable, UsageError
 from ocrstack.core.retry import Transient
 
 #: Backoff: first retry after BACKOFF_BASE s, doubling, capped at BACKOFF_MAX s
 #: (plus up to 25 % of BACKOFF_BASE of jitter).
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
+#: Seconds without any answer from any server (while work is pending) before queued requests
+#: fail (``--progress-timeout``): 10 minutes covers a restart (guide 4.4: ~3 min first start).
+PROGRESS_TIMEOUT = 600.0
+#: Scheduler wake-up period (s): cool-downs, stalls.
+TICK = 0.05
 
 
 class JobGroup:
@@ -51,37 +72,43 @@ class _Job:
     future: Future[Completion]
     group: JobGroup | None
     attempts: int = 0
+    strikes: int = 0
     errors: list[str] = field(default_factory=list)
 
 
 class _Server:
-    def __init__(self, url: str, client: httpx.Client) -> None:
+    def __init__(self, url: str, capacity: int | None, concurrency: int, client_of: Any, policy: Any) -> None:
         self.url = url
-        self.client = client
-        self.lock = threading.Lock()
-        self.failures = 0  # consecutive
-        self.cool_until = 0.0
-        self.checking = False
-        self.verified = False  # half-open: /health passed after a fault, the next request decides
+        self.slots = capacity or concurrency
+        self.capacity = self.slots
+        self.client: httpx.Client = client_of(url, self.slots)
+        self.breaker = Breaker(policy)
+        self.pool = ThreadPoolExecutor(max_workers=self.slots + 1, thread_name_prefix=f"ocr-{url}")
+        self.inflight = 0
+        self.sent = 0
         self.done = 0
         self.failed = 0
 
 
 class Dispatcher:
-    """Send chat requests to several servers, ``concurrency`` in flight per server.
+    """Send chat requests to several servers (see the module docstring for routing and faults).
 
-    One shared FIFO queue; each server runs ``concurrency`` worker threads that
-    take the next job only while the server is healthy. On a retryable fault the
-    server cools down for ``min(backoff_base * 2**(n-1) + jitter, backoff_max)`` s (n =
-    consecutive faults), is re-checked with ``/health`` before taking work again,
-    and the job goes back to the queue (any server may take it) until it has
-    been tried ``retries + 1`` times. When every server has failed more than
-    ``retries`` times in a row, queued jobs fail at once with
-    :class:`ServerUnreachable` instead of waiting forever. 4xx answers fail the
-    job at once with :class:`ServerRejected`.
+    Args:
+        urls: server base URLs; ``URL#capacity=N`` sets that server's capacity and slots.
+        model: served model name (guide 4.1).
+        concurrency: in-flight requests per server without ``#capacity``.
+        timeout: seconds per request.
+        retries: counted failures of one request before it is given up (``RequestFailed``).
+        progress_timeout: seconds with work pending and no answer from any server before queued
+            requests fail with ``ServerUnreachable``.
+        routing: ``auto`` (read ``/metrics``) or ``inflight`` (count our requests only).
+        metrics_interval: seconds between two ``/metrics`` scrapes of one server.
 
-    Thread-safe; :meth:`submit` returns a :class:`concurrent.futures.Future`.
-    Call :meth:`close` when done (or use ``with``).
+    Thread-safe; :meth:`submit` returns a :class:`concurrent.futures.Future`. Call :meth:`close`
+    when done (or use ``with``).
+
+    Raises:
+        UsageError: no URL, ``concurrency`` < 1, ``retries`` < 0, bad ``#capacity``, unknown routing.
     """
 
     def __init__(
@@ -95,6 +122,9 @@ class Dispatcher:
         api_key: str | None = None,
         backoff_base: float = BACKOFF_BASE,
         backoff_max: float = BACKOFF_MAX,
+        progress_timeout: float = PROGRESS_TIMEOUT,
+        routing_mode: str = "auto",
+        metrics_interval: float = routing.POLL_INTERVAL,
     ) -> None:
         if not urls:
             raise UsageError("no server URL given", "pass --server-url http://HOST:PORT (repeatable)")
@@ -102,28 +132,49 @@ class Dispatcher:
             raise UsageError(f"--concurrency must be >= 1, got {concurrency}", "use --concurrency 1 or more")
         if retries < 0:
             raise UsageError(f"--retries must be >= 0, got {retries}", "use --retries 0 or more")
+        if routing_mode not in routing.MODES:
+            raise UsageError(
+                f"--routing must be one of {routing.MODES}, got {routing_mode!r}", "use --routing auto"
+            )
         self.model = model
         self.retries = retries
         self.timeout = timeout
+        self.progress_timeout = progress_timeout
+        self.routing_mode = routing_mode
         self.policy = retry.Policy(
             attempts=retries + 1,
             wait_initial=backoff_base,
             wait_max=backoff_max,
             wait_jitter=backoff_base * 0.25,
         )
-        self._queue: queue.Queue[_Job] = queue.Queue()
-        self._closed = threading.Event()
-        self.servers = [
-            _Server(base_url(u), make_client(u, timeout=timeout, api_key=api_key, connections=concurrency))
-            for u in dict.fromkeys(urls)
-        ]
-        self._threads = [
-            threading.Thread(target=self._work, args=(srv,), name=f"ocr-{srv.url}-{i}", daemon=True)
-            for srv in self.servers
-            for i in range(concurrency)
-        ]
-        for t in self._threads:
-            t.start()
+        self.retried = 0
+        self.given_up = 0
+        self._queue: collections.deque[_Job] = collections.deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._stalled = False
+        self._last_progress = time.monotonic()
+        specs: dict[str, int | None] = {}
+        for u in urls:
+            plain, cap = routing.split_capacity(u)
+            specs.setdefault(base_url(plain), cap)
+
+        def client_of(url: str, slots: int) -> httpx.Client:
+            return make_client(url, timeout=timeout, api_key=api_key, connections=slots + 1)
+
+        self.servers = [_Server(u, cap, concurrency, client_of, self.policy) for u, cap in specs.items()]
+        self._by_url = {s.url: s for s in self.servers}
+        self._poller: routing.MetricsPoller | None = None
+        if routing_mode == "auto":
+            self._poller = routing.MetricsPoller(
+                [(s.url, lambda s=s: s.inflight) for s in self.servers],
+                make_client=lambda u: make_client(
+                    u, timeout=routing.POLL_TIMEOUT, api_key=api_key, connections=1
+                ),
+                interval=metrics_interval,
+            )
+        self._thread = threading.Thread(target=self._schedule, name="ocr-dispatch", daemon=True)
+        self._thread.start()
 
     def __repr__(self) -> str:  # never shows the API key
         return f"Dispatcher(servers={[s.url for s in self.servers]}, retries={self.retries})"
@@ -137,142 +188,206 @@ class Dispatcher:
     def submit(self, body: dict[str, Any], group: JobGroup | None = None) -> Future[Completion]:
         """Queue one chat request body; the future gives a :class:`Completion` or raises the error."""
         fut: Future[Completion] = Future()
-        if self._closed.is_set():
-            fut.set_exception(ServerUnreachable("recognizer already closed", "create a new one"))
-            return fut
-        self._queue.put(_Job(body, fut, group))
+        with self._cond:
+            if self._closed:
+                fut.set_exception(ServerUnreachable("recognizer already closed", "create a new one"))
+                return fut
+            if self._stalled and not any(s.breaker.closed for s in self.servers):
+                fut.set_exception(self._stall_error())
+                return fut
+            self._queue.append(_Job(body, fut, group))
+            self._cond.notify_all()
         return fut
 
     def mark_down(self, url: str) -> None:
-        """Treat ``url`` as failed (e.g. its probe failed): it cools down and is re-checked before use."""
-        for srv in self.servers:
-            if srv.url == base_url(url):
-                self._fault(srv)
+        """Treat ``url`` as failed (its first probe failed): it rejoins after a background check."""
+        srv = self._by_url.get(base_url(routing.split_capacity(url)[0]))
+        if srv is not None:
+            srv.breaker.trip(time.monotonic())
 
-    def stats(self) -> dict[str, dict[str, int]]:
-        """``{url: {"done": n, "failed": n}}``: requests answered / faults per server."""
-        return {s.url: {"done": s.done, "failed": s.failed} for s in self.servers}
+    def load_mode(self, url: str) -> str:
+        """``metrics`` when ``url``'s /metrics was read recently, else ``inflight``."""
+        return "metrics" if self._load(self._by_url[base_url(url)]) is not None else "inflight"
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per server: ``done`` (answers), ``failed`` (retryable faults), ``bursts`` (counted
+        faults), ``sent`` (requests), ``capacity``, ``state`` (breaker) and ``routing``
+        (``metrics`` or ``inflight``)."""
+        return {
+            s.url: {
+                "done": s.done,
+                "failed": s.failed,
+                "bursts": s.breaker.bursts,
+                "sent": s.sent,
+                "capacity": s.capacity,
+                "state": s.breaker.state.value,
+                "routing": self.load_mode(s.url),
+            }
+            for s in self.servers
+        }
 
     def close(self) -> None:
-        """Stop the workers (pending jobs fail with ServerUnreachable) and close the HTTP clients."""
-        self._closed.set()
-        for t in self._threads:
-            t.join(timeout=2)
-        while True:
-            try:
-                job = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if not job.future.done():
-                job.future.set_exception(
-                    ServerUnreachable("recognizer closed before the request was sent", "")
-                )
+        """Stop scheduling (pending jobs fail with ServerUnreachable) and close the HTTP clients."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout=2)
+        if self._poller is not None:
+            self._poller.close()
+        with self._cond:
+            pending = list(self._queue)
+            self._queue.clear()
+        for job in pending:
+            _fail(job, ServerUnreachable("recognizer closed before the request was sent", ""))
         for srv in self.servers:
+            srv.pool.shutdown(wait=False, cancel_futures=True)
             srv.client.close()
 
-    # -- internals
+    # -- scheduling (under self._cond)
 
-    def _fault(self, srv: _Server, retry_after: float | None = None) -> None:
-        """Count a fault; the server cools down for the policy's backoff (or the 429's Retry-After)."""
-        with srv.lock:
-            srv.failures += 1
-            srv.failed += 1
-            srv.verified = False
-            srv.cool_until = time.monotonic() + self.policy.delay(srv.failures, retry_after)
+    def _load(self, srv: _Server) -> routing.Load | None:
+        return self._poller.load(srv.url) if self._poller is not None else None
 
-    def _all_down(self) -> bool:
-        return all(s.failures > self.retries and not s.verified for s in self.servers)
+    def _choose(self) -> _Server | None:
+        usable = [s for s in self.servers if s.breaker.closed]
+        free = [s for s in usable if s.inflight < s.slots]
+        if not free:
+            return None
+        loads = {s.url: self._load(s) for s in usable}
 
-    def _ready(self, srv: _Server) -> bool:
-        """Wait out a cool-down; then one worker re-checks /health. True when the server may take work."""
-        with srv.lock:
-            if srv.failures == 0 or srv.verified:
-                return True
-            wait = srv.cool_until - time.monotonic()
-            if wait <= 0 and not srv.checking:
-                srv.checking = True
-                check = True
-            else:
-                check = False
-        if not check:
-            self._closed.wait(min(max(wait, 0.01), 0.2))
-            return False
-        try:
-            r = srv.client.get("/health", timeout=short_timeout(self.timeout))
-            alive = r.status_code in (200, 404)
-        except httpx.HTTPError:
-            alive = False
-        with srv.lock:
-            srv.checking = False
-            if alive:
-                srv.verified = True  # half-open: the next request decides; failures reset on success
-                return True
-        self._fault(srv)
-        return False
+        def wait_of(s: _Server, own: int) -> float:
+            return routing.score(loads[s.url], own, s.capacity)
 
-    def _fail_all_queued(self) -> None:
-        errors = "; ".join(f"{s.url}: {s.failures} faults in a row" for s in self.servers)
-        while True:
-            try:
-                job = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if not job.future.done():
-                job.future.set_exception(
-                    ServerUnreachable(
-                        f"every server failed repeatedly ({errors}); "
-                        f"last errors: {' | '.join(job.errors[-2:])}",
-                        f"check the servers: {'; '.join(curl_hint(s.url) for s in self.servers)}",
-                    )
-                )
+        best = min(free, key=lambda s: (wait_of(s, s.inflight), s.inflight, s.sent))
+        best_wait = wait_of(best, best.inflight)
+        if best_wait > 1.0 and any(
+            wait_of(s, s.slots - 1) < best_wait for s in usable if s.inflight >= s.slots
+        ):
+            return None  # the engine would queue it: a busy, less loaded server frees a slot sooner
+        return best
 
-    def _work(self, srv: _Server) -> None:
-        while not self._closed.is_set():
-            if self._all_down():
-                self._fail_all_queued()
-            if not self._ready(srv):
-                continue
-            try:
-                job = self._queue.get(timeout=0.1)
-            except queue.Empty:
-                continue
+    def _schedule(self) -> None:
+        with self._cond:
+            while not self._closed:
+                now = time.monotonic()
+                for srv in self.servers:
+                    if srv.breaker.due(now):
+                        srv.pool.submit(self._check, srv)
+                busy = self._queue or any(s.inflight for s in self.servers)
+                if not busy:
+                    self._last_progress = now
+                elif now - self._last_progress > self.progress_timeout:
+                    self._give_up_all()
+                if not self._dispatch():
+                    self._cond.wait(timeout=TICK)
+
+    def _dispatch(self) -> bool:
+        """Send queued jobs while a server is chosen; True when anything was sent."""
+        sent = False
+        while self._queue:
+            job = self._queue[0]
             if job.future.done():
+                self._queue.popleft()
                 continue
             if job.group is not None and job.group.error is not None:
-                job.future.set_exception(job.group.error)
+                self._queue.popleft()
+                _fail(job, job.group.error)
                 continue
-            with srv.lock:
-                cooling = srv.failures > 0 and not srv.verified
-            if cooling:  # another worker of this server just failed: leave the job to others
-                self._queue.put(job)
-                continue
+            srv = self._choose()
+            if srv is None:
+                break
+            self._queue.popleft()
+            srv.inflight += 1
+            srv.sent += 1
             job.attempts += 1
-            start = time.monotonic()
-            try:
-                text, finish, usage = post_chat(srv.client, job.body, self.model)
-            except ServerRejected as exc:
-                with srv.lock:
-                    srv.failures = 0
-                job.future.set_exception(exc)
-            except Transient as exc:
-                job.errors.append(str(exc))
-                self._fault(srv, exc.retry_after)
-                if job.attempts > self.retries:
-                    job.future.set_exception(
-                        ServerUnreachable(
-                            f"request failed {job.attempts} times: {' | '.join(job.errors[-3:])}",
-                            f"check the server(s): {'; '.join(curl_hint(s.url) for s in self.servers)}; "
-                            "raise --request-timeout for slow pages",
-                        )
-                    )
-                else:
-                    self._queue.put(job)
-            except Exception as exc:  # a bug must not leave a caller waiting forever
-                job.future.set_exception(exc)
-            else:
-                with srv.lock:
-                    srv.failures = 0
-                    srv.done += 1
-                job.future.set_result(
-                    Completion(text, finish, srv.url, time.monotonic() - start, job.attempts, usage)
+            srv.pool.submit(self._send, srv, job, srv.breaker.generation)
+            sent = True
+        return sent
+
+    def _stall_error(self) -> ServerUnreachable:
+        states = "; ".join(
+            f"{s.url}: {s.breaker.state.value}, {s.breaker.bursts} fault(s)" for s in self.servers
+        )
+        return ServerUnreachable(
+            f"no server answered any request for {self.progress_timeout:g} s ({states})",
+            f"check the servers: {'; '.join(curl_hint(s.url) for s in self.servers)}; "
+            "raise --progress-timeout to wait longer for servers that restart",
+        )
+
+    def _give_up_all(self) -> None:
+        self._stalled = True
+        error = self._stall_error()
+        while self._queue:
+            _fail(self._queue.popleft(), error)
+        self._last_progress = time.monotonic()
+
+    # -- requests (pool threads)
+
+    def _check(self, srv: _Server) -> None:
+        """Background check of an open breaker (:func:`ocrstack.client.probe.recheck`)."""
+        ok, wait = recheck(srv.client, self.model, self.timeout)
+        with self._cond:
+            srv.breaker.probed(ok, time.monotonic(), wait)
+            if ok:
+                self._stalled = False
+            self._cond.notify_all()
+
+    def _send(self, srv: _Server, job: _Job, generation: int) -> None:
+        start = time.monotonic()
+        try:
+            text, finish, usage = post_chat(srv.client, job.body, self.model)
+        except ServerRejected as exc:
+            self._finished(srv, generation)
+            _fail(job, exc)
+        except Transient as exc:
+            self._transient(srv, job, generation, exc)
+        except BaseException as exc:  # a bug must not leave a caller waiting forever
+            self._finished(srv, generation, answered=False)
+            _fail(job, exc)
+        else:
+            self._finished(srv, generation)
+            done = Completion(text, finish, srv.url, time.monotonic() - start, job.attempts, usage)
+            with contextlib.suppress(InvalidStateError):  # the caller cancelled it
+                job.future.set_result(done)
+
+    def _finished(self, srv: _Server, generation: int, answered: bool = True) -> None:
+        with self._cond:
+            srv.inflight -= 1
+            if answered:
+                srv.done += 1
+                srv.breaker.success(generation)
+                self._last_progress = time.monotonic()
+                self._stalled = False
+            self._cond.notify_all()
+
+    def _transient(self, srv: _Server, job: _Job, generation: int, exc: Transient) -> None:
+        with self._cond:
+            srv.inflight -= 1
+            srv.failed += 1
+            job.errors.append(str(exc))
+            if srv.breaker.failure(generation, time.monotonic(), exc.retry_after):
+                job.strikes += 1
+            error: BaseException | None = None
+            if self._closed:
+                error = ServerUnreachable("recognizer closed while the request was retried", "")
+            elif job.strikes > self.retries:
+                self.given_up += 1
+                error = RequestFailed(
+                    f"request failed {job.strikes} times while the servers answered others: "
+                    f"{' | '.join(job.errors[-3:])}",
+                    f"check the server log for this request; {curl_hint(srv.url)}; "
+                    "raise --timeout for slow pages; rerun the same command to retry it",
                 )
+            elif self._stalled and not any(s.breaker.closed for s in self.servers):
+                error = self._stall_error()
+            else:
+                self.retried += 1
+                self._queue.appendleft(job)
+            self._cond.notify_all()
+        if error is not None:
+            _fail(job, error)
+
+
+def _fail(job: _Job, error: BaseException) -> None:
+    with contextlib.suppress(InvalidStateError):  # done or cancelled by the caller
+        job.future.set_exception(error)

@@ -2,12 +2,18 @@
 
 ``/v1/models`` can answer before warm-up, so :func:`probe` checks ``/health`` and sends one
 1-token image request through the same path as a crop. Used before the first page by
-``parse`` and, repeatedly, by readiness polling (:mod:`ocrstack.client.readiness`).
+``parse`` (:func:`probe_servers`: several servers, waiting for one that is starting up to
+``--ready-timeout``, issue 10), by readiness polling (:mod:`ocrstack.client.readiness`) and, as
+:func:`recheck`, by the dispatcher's breaker.
 """
 
 from __future__ import annotations
 
+import socket
+import sys
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -16,6 +22,7 @@ from ocrstack.client.body import chat_body, tiny_png
 from ocrstack.client.chat import post_chat
 from ocrstack.client.http import base_url, curl_hint, make_client, short_timeout
 from ocrstack.client.rejections import server_message
+from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.core.retry import Transient
 
@@ -99,3 +106,98 @@ def probe(url: str, model: str, timeout: float = 30.0, api_key: str | None = Non
                 remedy,
             ) from exc
     return ProbeResult(base, health_status, models, text, time.monotonic() - start)
+
+
+#: Longest wait of :func:`recheck`'s 1-token request (s).
+CHECK_TIMEOUT = 60.0
+
+
+def recheck(client: httpx.Client, model: str, timeout: float) -> tuple[bool, float | None]:
+    """Is a server that failed back? ``/health`` (200, or 404 = no such route) and one 1-token
+    image request, at most ``min(timeout, CHECK_TIMEOUT)`` s. Returns ``(ok, retry_after)``;
+    a 4xx counts as ok (the server answers; real requests will show what it rejects)."""
+    try:
+        health = client.get("/health", timeout=short_timeout(timeout))
+        if health.status_code not in (200, 404):
+            return False, retry.retry_after(health) if retry.retryable_status(health.status_code) else None
+        body = chat_body(model, "OCR", tiny_png(), max_tokens=1)
+        post_chat(client, body, model, timeout=min(timeout, CHECK_TIMEOUT))
+    except ServerRejected:
+        return True, None
+    except Transient as exc:
+        return False, exc.retry_after
+    except httpx.HTTPError:
+        return False, None
+    return True, None
+
+
+#: Longest pause (s) between two probe rounds of servers that are starting.
+PROBE_PAUSE_MAX = 5.0
+#: Seconds between two "waiting for" lines on stderr.
+SAY_EVERY = 10.0
+
+
+def name_unknown(exc: BaseException) -> bool:
+    """True when ``exc`` comes from a DNS failure (a typo'd host will not start: no waiting)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def probe_servers(
+    urls: Sequence[str],
+    model: str,
+    *,
+    timeout: float = 30.0,
+    api_key: str | None = None,
+    ready_timeout: float = 0.0,
+) -> tuple[list[ProbeResult], list[tuple[str, ServerUnreachable]]]:
+    """Probe every URL in parallel; while none passes and one is starting (refused, timed out,
+    503 -- anything but a DNS failure), probe again with a growing pause (0.5 s doubling to
+    ``PROBE_PAUSE_MAX``) until ``ready_timeout`` s have passed, saying so on stderr every
+    ``SAY_EVERY`` s.
+
+    Returns:
+        (results of the servers that passed, [(url, error)] of the others) once one passes.
+    Raises:
+        ServerRejected: at once (a 4xx is not a server starting).
+        ServerUnreachable: none passed in time; the first server's error, with the
+            ``--ready-timeout`` fix.
+    """
+    deadline = time.monotonic() + ready_timeout
+    pause, said = 0.5, 0.0
+    while True:
+        with ThreadPoolExecutor(max_workers=len(urls)) as pool:
+            futures = [pool.submit(probe, u, model, timeout, api_key) for u in urls]
+        results: list[ProbeResult] = []
+        down: list[tuple[str, ServerUnreachable]] = []
+        for url, fut in zip(urls, futures, strict=True):
+            try:
+                results.append(fut.result())
+            except ServerUnreachable as exc:
+                down.append((url, exc))
+        if results:
+            return results, down
+        starting = [(u, e) for u, e in down if not name_unknown(e)]
+        now = time.monotonic()
+        if not starting or now + pause > deadline:
+            first = down[0][1]
+            waited = f" (waited {ready_timeout:g} s)" if ready_timeout > 0 and starting else ""
+            raise ServerUnreachable(
+                first.message + waited,
+                f"{first.remedy}; pass --ready-timeout SECONDS to wait longer for a server that is starting",
+            ) from first
+        if now - said >= SAY_EVERY:
+            said = now
+            print(
+                f"ocrstack: waiting for {', '.join(u for u, _ in starting)} to get ready "
+                f"({starting[0][1].message[:120]}); up to {deadline - now:.0f} s more (--ready-timeout)",
+                file=sys.stderr,
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, PROBE_PAUSE_MAX)

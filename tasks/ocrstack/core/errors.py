@@ -69,6 +69,11 @@ class ServerUnreachable(OcrstackError):
     exit_code = 5
 
 
+class RequestFailed(ServerUnreachable):
+    """One request (a layout block) kept failing while the servers answered others (issue 10): the
+    parse marks that block failed and goes on; the document ends as a partial success."""
+
+
 class ServerRejected(OcrstackError):
     """The server answered with a 4xx; never retried (guide 8)."""
 

@@ -4,8 +4,9 @@ Built on ``stamina`` (maintained; exponential backoff with jitter, bounded attem
 mode). The rules, one place:
 
 * Retryable: connection errors, timeouts, truncated or unreadable bodies, 5xx, and 429
-  (rate limited), whose ``Retry-After`` header (seconds or an HTTP date, RFC 9110 10.2.3)
-  replaces the backoff, capped at :data:`RETRY_AFTER_MAX`.
+  (rate limited). The ``Retry-After`` header of a 429 or 503 (seconds or an HTTP date, RFC 9110
+  10.2.3: "how long the service is expected to be unavailable") replaces the backoff, capped at
+  :data:`RETRY_AFTER_MAX`.
 * Never retried: any other 4xx (guide 8: the guide's SDK retried 400s for 600 s, which looked
   like a hang). Callers raise their own error (``ServerRejected``) for those.
 * A host that is not there -- DNS failure (``socket.gaierror``) or connection refused --
@@ -97,10 +98,10 @@ def from_transport(exc: httpx.TransportError | httpx.DecodingError, url: str) ->
 
 
 def from_status(response: httpx.Response, url: str, detail: str = "") -> Transient:
-    """The :class:`Transient` for a 5xx or 429 ``response`` (``Retry-After`` kept for a 429)."""
+    """The :class:`Transient` for a 5xx or 429 ``response`` (``Retry-After`` kept for 429 and 503)."""
     code = response.status_code
     extra = f": {detail}" if detail else ""
-    wait = retry_after(response) if code == 429 else None
+    wait = retry_after(response) if code in (429, 503) else None
     return Transient(f"{url}: HTTP {code}{extra}", retry_after=wait, status=code)
 
 

@@ -155,7 +155,33 @@ class OpenAIOptions(EngineOptions):
         convert=int,
         minimum=0,
         example="3",
-        help="retries after connection errors/timeouts/5xx, never after a 4xx (default: {default})",
+        help="failures of one block (a burst of errors counts once; never a 4xx) before it is marked "
+        "failed and the document partial (default: {default})",
+    )
+    ready_timeout: float = opt.option(
+        30.0,
+        flags=("--ready-timeout",),
+        convert=float,
+        minimum=0,
+        example="300",
+        help="seconds to wait before the first page for a server that is still starting (connection "
+        "refused, 503); 0 fails at once (default: {default:g})",
+    )
+    progress_timeout: float = opt.option(
+        600.0,
+        flags=("--progress-timeout",),
+        convert=float,
+        above=0,
+        example="600",
+        help="seconds without an answer from any server (servers are re-checked meanwhile) before "
+        "the run gives up (default: {default:g} = 10 minutes)",
+    )
+    routing: str = opt.option(
+        "auto",
+        flags=("--routing",),
+        choices=("auto", "inflight"),
+        help="where blocks go: auto (least loaded by each server's /metrics, else our requests in "
+        "flight) or inflight (default: {default})",
     )
     max_tokens: int = opt.option(
         4096,

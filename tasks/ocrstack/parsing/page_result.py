@@ -34,6 +34,9 @@ class PageResult:
         timings: seconds per stage (``render``, ``layout``, ``recognize``, ``total``).
         notes: messages about the page (downscaled, rotated, ...).
         error: why the page failed (then ``blocks`` is empty), else None.
+        text_layer: the text-layer verdict of the page (``sound``, ``reasons``, character
+            ``counts``, ``ocr_sample_agreement``; :mod:`ocrstack.parsing.textlayer.soundness`),
+            or None when it was not read.
     """
 
     index: int
@@ -46,6 +49,12 @@ class PageResult:
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    text_layer: dict[str, Any] | None = None
+
+    @property
+    def failed_blocks(self) -> list[Block]:
+        """Blocks whose recognition failed (``Block.error`` set): the page is partial."""
+        return [b for b in self.blocks if b.error]
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (``page`` is 1-based for people, ``index`` 0-based)."""
@@ -59,6 +68,7 @@ class PageResult:
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             "notes": list(self.notes),
             "error": self.error,
+            "text_layer": self.text_layer,
             "blocks": [
                 {
                     "order": b.order,
@@ -68,7 +78,9 @@ class PageResult:
                     "score": round(float(b.score), 4),
                     "text": b.text,
                     "warnings": list(b.warnings),
+                    "source": b.source,
                     **({"rotation": b.rotation} if b.rotation else {}),
+                    **({"status": "failed", "error": b.error} if b.error else {}),
                     **({"image": self.images[b.order]} if b.order in self.images else {}),
                 }
                 for b in self.blocks
@@ -88,6 +100,7 @@ class PageResult:
                 text=str(b.get("text", "")),
                 warnings=list(b.get("warnings", [])),
                 rotation=int(b.get("rotation", 0)),
+                source=str(b.get("source", "")),
             )
             for b in data["blocks"]
         ]
@@ -103,4 +116,5 @@ class PageResult:
             timings={k: float(v) for k, v in data.get("timings", {}).items()},
             notes=list(data.get("notes", [])),
             error=data.get("error"),
+            text_layer=data.get("text_layer"),
         )

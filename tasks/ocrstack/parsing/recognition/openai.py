@@ -7,9 +7,18 @@ is sent as a PNG data URL with that prompt; ``enable_thinking`` is off
 (guide 5) and decoding greedy (``temperature`` 0). Requests are spread over
 every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
 
-Before the first page each server is probed (:func:`probe`): an unreachable or
-misconfigured endpoint fails in seconds with the URL and the
-``curl --noproxy 127.0.0.1 URL/v1/models`` hint (guide 8: not after 1800 s).
+Before the first page each server is probed (:func:`probe`): a misconfigured endpoint fails in
+seconds with the URL and the ``curl --noproxy 127.0.0.1 URL/v1/models`` hint (guide 8: not after
+1800 s); a server that is still starting (connection refused, 503) is probed again until
+``--ready-timeout`` (issue 10). Servers that fail their probe while others pass rejoin after a
+background check.
+
+Faults during the run (issue 10, :mod:`ocrstack.client.dispatch`): a burst counts once, a failing
+server leaves the rotation and is re-checked; a block that still fails after ``--retries`` counted
+failures gets ``Block.error`` (marked failed in blocks.json and the Markdown; the page and
+document are partial, exit 7) instead of failing the page; the run stops only when no server
+has answered for ``--progress-timeout`` s. Answers are kept per request body
+(:mod:`ocrstack.parsing.recognition.answers`), so a rerun sends only the blocks without one.
 
 Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every
 server busy, have up to ``len(server_urls) * concurrency`` pages in flight
@@ -30,7 +39,8 @@ import os
 import re
 import sys
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from ocrstack.client import (
@@ -42,12 +52,15 @@ from ocrstack.client import (
     chat_body,
     png_data_url,
     probe,
+    probe_servers,
 )
-from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.core.errors import RequestFailed, ServerRejected
 from ocrstack.parsing.crops import resize_by_need, rotate
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import OpenAIOptions, ParseOptions
+from ocrstack.parsing.outputs import CACHE_DIR
 from ocrstack.parsing.recognition import prompts as prompt_sets
+from ocrstack.parsing.recognition.answers import AnswerCache
 from ocrstack.parsing.types import Block, PageImage
 
 __all__ = ["OpenAIOptions", "OpenAIRecognizer", "create", "probe", "ProbeResult", "crop_box"]
@@ -83,7 +96,8 @@ class OpenAIRecognizer(Recognizer):
 
     ``settings`` are the :class:`~ocrstack.parsing.options.OpenAIOptions` (declared once there,
     defaults included); ``probe_timeout`` (default ``min(request_timeout, PROBE_TIMEOUT)``) and
-    ``backoff_base`` tune the probe and the retry backoff (tests use short ones).
+    ``backoff_base`` tune the probe and the retry backoff (tests use short ones); ``answers`` is
+    the block-level cache (None: none).
     """
 
     name = "openai"
@@ -100,8 +114,10 @@ class OpenAIRecognizer(Recognizer):
         *,
         probe_timeout: float | None = None,
         backoff_base: float = BACKOFF_BASE,
+        answers: AnswerCache | None = None,
     ) -> None:
         self.settings = settings
+        self.answers = answers
         self.prompt_set = prompt_set or prompt_sets.load(settings.prompts)
         self.temperature = TEMPERATURE
         self.probe_timeout = (
@@ -153,8 +169,8 @@ class OpenAIRecognizer(Recognizer):
     def start(self) -> list[ProbeResult]:
         """Probe every server (in parallel) and start the dispatcher; idempotent.
 
-        Servers that fail the probe are used only after they pass a later ``/health``
-        check; if none passes, the first error is raised.
+        Servers that fail the probe are used only after they pass a later background check; if
+        none passes, servers that are starting are probed again until ``ready_timeout`` s.
 
         Raises:
             ServerUnreachable: no server answers (message: URL + curl hint).
@@ -165,21 +181,13 @@ class OpenAIRecognizer(Recognizer):
             if self._dispatcher is not None:
                 return self.probes
             s = self.settings
-            with ThreadPoolExecutor(max_workers=len(s.server_urls)) as pool:
-                futures = [
-                    pool.submit(probe, u, s.model, self.probe_timeout, s.api_key) for u in s.server_urls
-                ]
-            results: list[ProbeResult] = []
-            down: list[tuple[str, BaseException]] = []
-            for url, fut in zip(s.server_urls, futures, strict=True):
-                try:
-                    results.append(fut.result())
-                except ServerRejected:
-                    raise
-                except ServerUnreachable as exc:
-                    down.append((url, exc))
-            if not results:
-                raise down[0][1]
+            results, down = probe_servers(
+                s.server_urls,
+                s.model,
+                timeout=self.probe_timeout,
+                api_key=s.api_key,
+                ready_timeout=s.ready_timeout,
+            )
             for _url, exc in down:
                 print(
                     f"ocrstack: warning: {exc.render()} (continuing with the other servers)", file=sys.stderr
@@ -192,6 +200,8 @@ class OpenAIRecognizer(Recognizer):
                 retries=s.retries,
                 api_key=s.api_key,
                 backoff_base=self.backoff_base,
+                progress_timeout=s.progress_timeout,
+                routing_mode=s.routing,
             )
             for url, _ in down:
                 self._dispatcher.mark_down(url)
@@ -257,25 +267,40 @@ class OpenAIRecognizer(Recognizer):
         """Queue every block of ``page``; the future gives the same blocks with ``text`` filled.
 
         Crops are encoded in the calling thread. A 4xx for any block fails the page
-        at once (its unsent blocks are not sent); other faults after retries
-        raise :class:`ServerUnreachable`.
+        at once (its unsent blocks are not sent); a block that kept failing gets ``error``
+        (the others are kept); :class:`ServerUnreachable` when no server answered for
+        ``progress_timeout`` s.
         """
         self.start()
         assert self._dispatcher is not None
         requests = self.build_requests(page, blocks)
         group = JobGroup()
         pending: list[tuple[Block, Future[Completion]]] = []
+        bodies: dict[int, dict[str, Any]] = {}
         for block, body in requests:
-            if body is not None:
-                fut = self._dispatcher.submit(body, group)
-                fut.add_done_callback(lambda f, g=group: _cancel_on_reject(f, g))
-                pending.append((block, fut))
+            if body is None:
+                continue
+            stored = self.answers.load(body) if self.answers is not None else None
+            if stored is not None:
+                _fill(block, Completion(stored[0], stored[1], "cache", 0.0, 0))
+                continue
+            fut = self._dispatcher.submit(body, group)
+            fut.add_done_callback(lambda f, g=group: _cancel_on_reject(f, g))
+            pending.append((block, fut))
+            bodies[id(block)] = body
 
         def collect() -> list[Block]:
             first: BaseException | None = None
             for block, fut in pending:
                 try:
-                    _fill(block, fut.result())
+                    done = fut.result()
+                    _fill(block, done)
+                    if self.answers is not None:
+                        self.answers.store(bodies[id(block)], done.text, done.finish_reason)
+                except RequestFailed as exc:  # this block only: the page goes on, marked partial
+                    block.text = ""
+                    block.error = exc.message
+                    block.warnings.append(f"failed: {exc.message}")
                 except ServerRejected as exc:
                     first = exc if not isinstance(first, ServerRejected) else first
                 except Exception as exc:  # noqa: BLE001 - re-raised below
@@ -295,7 +320,7 @@ class OpenAIRecognizer(Recognizer):
 
         Raises:
             ServerRejected: a 4xx answer (never retried; message has the known cause, guide 8).
-            ServerUnreachable: connection / timeout / 5xx faults persisted past ``retries``.
+            ServerUnreachable: no server answered anything for ``progress_timeout`` s.
         """
         return self.submit(page, blocks).result()
 
@@ -348,6 +373,8 @@ def create(options: ParseOptions) -> OpenAIRecognizer:
 
     Loads and validates the prompt set at once (bad ``--prompts`` fails before any
     page is rendered); servers are probed on first use or by :meth:`OpenAIRecognizer.start`.
+    Block answers are cached under the page cache directory (``--cache-dir``, else
+    ``OUT/.ocrstack-cache``).
 
     Raises:
         UsageError / InputError: unknown prompt set or invalid prompt file.
@@ -355,4 +382,5 @@ def create(options: ParseOptions) -> OpenAIRecognizer:
     settings = OpenAIOptions.of(options)
     if not settings.api_key and os.environ.get("OPENAI_API_KEY"):
         settings = dataclasses.replace(settings, api_key=os.environ["OPENAI_API_KEY"])
-    return OpenAIRecognizer(settings)
+    root = options.cache_dir or Path(options.output) / CACHE_DIR
+    return OpenAIRecognizer(settings, answers=AnswerCache(root))
