@@ -75,9 +75,9 @@ class Block:
     (empty output, fallback used) that end up in the report. ``rotation``: degrees the block's
     crop is turned counter-clockwise (``PIL.Image.rotate``, expand) before a cropping recognizer
     reads it; set by layout ``vlm`` from MinerU-Diffusion's rotation tags (issue 14), else 0.
-    ``source``: which path produced ``text`` -- ``text-layer`` (the PDF's own text),
-    ``ocr`` (an in-process recognizer) or ``server`` (a remote one); set by the page stages
-    (issue 11 item 5).
+    ``error``: why recognition of this block failed after its retries (issue 10: the block is
+    marked failed in blocks.json and the Markdown, its page and document are partial, a rerun
+    retries it); None when it was read.
     """
 
     bbox: BBox
@@ -89,4 +89,3 @@ class Block:
     warnings: list[str] = field(default_factory=list)
     rotation: int = 0
     error: str | None = None
-    source: str = ""
