@@ -205,3 +205,40 @@ def test_interrupted_driver_rerun_computes_only_unfinished_pages(
     blocks = json.loads((options.output / "scans.blocks.json").read_text())
     assert blocks["complete"] is True and len(blocks["pages"]) == PAGES
     assert not (options.output / ".ocrstack-cache").exists()  # --cache-dir replaced OUT's cache
+
+
+@pytest.mark.server
+def test_api_service_sends_jobs_to_ray(ray_address, scans: Path, tmp_path: Path) -> None:
+    """``ocrstack api serve --ray ADDRESS``: a job's pages run on the cluster (the service's own
+    process computes none), and its Markdown equals the local pipeline's."""
+    import httpx
+
+    from api.helpers import wait_job
+    from ocrstack.api.process import ServiceProcess
+
+    with FakeOpenAIServer() as srv:
+        local = _whole_page_options(scans, tmp_path / "local", srv.url)
+        _run(local)
+        before = _chat_blocks(srv)
+        args = ["--layout", "none", "--recognizer", "openai", "--server-url", srv.url, "--model", "fake",
+                "--concurrency", "1", f"--ray={ray_address}"]  # fmt: skip
+        with ServiceProcess(tmp_path / "data", args, log=tmp_path / "service.log") as svc:
+            with httpx.Client(base_url=svc.url, timeout=60, trust_env=False) as client:
+                r = client.post(
+                    "/v1/jobs", files={"file": ("scans.pdf", scans.read_bytes(), "application/pdf")}
+                )
+                assert r.status_code == 202, r.text
+                job = wait_job(client, r.json()["id"], timeout=120)
+                assert job["status"] == "done", job
+                md = client.get(f"/v1/jobs/{job['id']}/result", params={"format": "markdown"}).content
+                # the job's pages went through Ray actors of the service's job (GCS actor table)
+                actors = [
+                    a
+                    for a in ray._private.state.actors().values()
+                    if a.get("ActorClassName", "").endswith("PageWorker")
+                    and a["JobID"] != ray.get_runtime_context().get_job_id()
+                ]
+        sent = _chat_blocks(srv) - before
+    assert md == (tmp_path / "local" / "scans.md").read_bytes()
+    assert sent == PAGES
+    assert actors, "no PageWorker actor of the service ran on the cluster"

@@ -57,13 +57,26 @@ class ServiceConfig:
     cors_origins: tuple[str, ...] = ()
     retry_after: int = 5
     base: ParseOptions = field(default_factory=lambda: ParseOptions(inputs=()))
+    #: ``--ray ADDRESS``: jobs' pages run on Ray (:class:`ocrstack.scaleout.RayExecutor`); None: here.
+    ray: str | None = None
+
+
+def _executor_factory(address: str | None):  # noqa: ANN202
+    """Each job's page executor for ``--ray`` (Ray imported only then), or None."""
+    if address is None:
+        return None
+    from ocrstack.scaleout import RayExecutor
+
+    return lambda: RayExecutor(address, keep_ray=True)  # one Ray for every job of the service
 
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """Build the app with its store, metrics and worker (started/stopped with the app's lifespan)."""
     store = JobStore(config.data_dir, max_queue=config.max_queue, ttl=config.ttl_hours * 3600)
     metrics = Metrics(store.counts)
-    worker = Worker(store, metrics, config.base, threads=config.workers)
+    worker = Worker(
+        store, metrics, config.base, threads=config.workers, executor=_executor_factory(config.ray)
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # noqa: ANN202

@@ -15,6 +15,7 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,39 @@ class _JobParser(pipeline.Parser):
             result = super().parse_page(page, paths)
         finally:
             m.pages_in_flight.dec()
-        self.worker.store.page_ran(self.job.id, page.index)
+        self.page_ran(page.index, result)
+        return result
+
+    def page_ran(self, index: int, result: Any) -> None:
+        """Record one computed page: the store's page runs, stage latencies, the computed count."""
+        m = self.worker.metrics
+        self.worker.store.page_ran(self.job.id, index)
         for key, seconds in result.timings.items():
             m.stage_seconds.labels(STAGE_NAMES.get(key, key)).observe(seconds)
         m.pages.labels("computed").inc()
         self.last_page_end = time.perf_counter()
-        return result
+
+
+class _JobExecutor:
+    """``api serve --ray``: the pages run on another executor (:class:`ocrstack.scaleout.RayExecutor`);
+    each finished page gets the job's bookkeeping (cancellation, page runs, stage latencies) that
+    :meth:`_JobParser.parse_page` does for a local page."""
+
+    def __init__(self, inner: Any, parser: _JobParser) -> None:
+        self.inner = inner
+        self.job_parser = parser
+
+    def run(self, parser: Any, work: list, page_done: Any) -> None:
+        jp = self.job_parser
+
+        def done(w: Any, index: int, outcome: Any) -> None:
+            if jp.worker.cancelled(jp.job.id):
+                raise JobCancelled(f"job {jp.job.id} was cancelled", "submit it again to parse it")
+            if not isinstance(outcome, BaseException):
+                jp.page_ran(index, outcome)
+            page_done(w, index, outcome)
+
+        self.inner.run(parser, work, done)
 
 
 class Worker:
@@ -116,10 +144,20 @@ class Worker:
 
     Args:
         base: the service's default options (``ocrstack api serve`` flags, incl. the recognizer API key).
+        executor: makes each job's page executor (``--ray``); None computes pages in this process.
     """
 
-    def __init__(self, store: JobStore, metrics: Metrics, base: ParseOptions, threads: int = 1) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        metrics: Metrics,
+        base: ParseOptions,
+        threads: int = 1,
+        executor: Callable[[], Any] | None = None,
+    ) -> None:
         self.store = store
+        #: Makes the page executor of a job (``api serve --ray``); None: pages run in this process.
+        self.executor = executor
         self.metrics = metrics
         self.base = base
         self.threads = threads
@@ -227,8 +265,13 @@ class Worker:
         try:
             layout, recognizer = self._engines(opts, engines)
             parser = _JobParser(opts, layout, _ObservedRecognizer(recognizer, self.metrics), job, self)
+            executor = _JobExecutor(self.executor(), parser) if self.executor else None
             summary = pipeline.run(
-                opts, progress=False, echo=lambda line: log.debug("%s", line), parser=parser
+                opts,
+                progress=False,
+                echo=lambda line: log.debug("%s", line),
+                parser=parser,
+                executor=executor,
             )
             cached = sum(d.cached for d in summary.documents)
         except JobCancelled:

@@ -14,6 +14,7 @@ API_KEY_ENV = "OCRSTACK_API_KEY"
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``api`` verb with ``serve`` and ``load``."""
     from ocrstack.api.app import ServiceConfig
+    from ocrstack.scaleout import options as ray_options
 
     d = ServiceConfig()
     p = sub.add_parser("api", help="parse as an HTTP service: jobs, metrics, web page (issue 12)")
@@ -87,6 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--concurrency", type=int, default=b.concurrency, help=f"requests per server ({b.concurrency})"
     )
+    ray_options.add_arguments(s)  # --ray [ADDRESS]: every job's pages run on Ray
     s.set_defaults(handler=_serve)
 
     ld = verbs.add_parser(
@@ -107,6 +109,7 @@ def _serve(args: argparse.Namespace) -> int:
     from ocrstack.api.options import validate
     from ocrstack.api.server import serve
     from ocrstack.core.errors import UsageError
+    from ocrstack.scaleout import options as ray_options
 
     d = ServiceConfig()
     layout_model = args.layout_model or (
@@ -142,6 +145,7 @@ def _serve(args: argparse.Namespace) -> int:
         ttl_hours=args.ttl_hours,
         cors_origins=tuple(args.cors_origin),
         base=base,
+        ray=ray_options.from_args(args).ray,
     )
     serve(config)
     return 0

@@ -20,6 +20,8 @@ stays bounded: pages are submitted lazily, at most :meth:`RayExecutor.in_flight`
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +37,7 @@ from ocrstack.scaleout.workers import PageWorker, render
 MAX_RESTARTS = 3
 MAX_TASK_RETRIES = 3
 MAX_RETRIES = 3
+_INIT_LOCK = threading.Lock()
 
 
 class RayExecutor:
@@ -47,14 +50,24 @@ class RayExecutor:
         layout_actors: size of the layout actor pool (default: the cluster's CPUs minus one for
             render tasks, at least 1).
         num_cpus: CPUs of a local Ray (default: all of this machine's).
+        keep_ray: leave a Ray this executor started running after the run (the API service: one
+            Ray for all jobs, stopped when the process exits); False stops it (``ocrstack parse``).
     """
 
     def __init__(
-        self, address: str = LOCAL, *, layout_actors: int | None = None, num_cpus: int | None = None
+        self,
+        address: str = LOCAL,
+        *,
+        layout_actors: int | None = None,
+        num_cpus: int | None = None,
+        keep_ray: bool = False,
     ):
         self.address = address
         self.layout_actors = layout_actors
         self.num_cpus = num_cpus
+        self.keep_ray = keep_ray
+        #: Seconds the last run spent starting its actors (engines built, servers probed).
+        self.start_seconds = 0.0
         #: Actor handles of the last run (tests kill them to prove pages are not lost).
         self.actors: list[Any] = []
         self.recognition_actor: Any = None
@@ -71,21 +84,23 @@ class RayExecutor:
         """
         import ray
 
-        if ray.is_initialized():
-            return False
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if self.address == LOCAL:
-            kwargs.update(address="local", _node_ip_address="127.0.0.1", num_cpus=self.num_cpus)
-        else:
-            kwargs["address"] = self.address
-        try:
-            ray.init(**kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ServerUnreachable(
-                f"no Ray cluster at --ray {self.address}: {exc}",
-                "start one (ray start --head) or check RAY_ADDRESS; --ray without ADDRESS starts a local Ray",
-            ) from None
-        return True
+        with _INIT_LOCK:  # API worker threads: one ray.init per process
+            if ray.is_initialized():
+                return False
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            if self.address == LOCAL:
+                kwargs.update(address="local", _node_ip_address="127.0.0.1", num_cpus=self.num_cpus)
+            else:
+                kwargs["address"] = self.address
+            try:
+                ray.init(**kwargs)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ServerUnreachable(
+                    f"no Ray cluster at --ray {self.address}: {exc}",
+                    "start one (ray start --head) or check RAY_ADDRESS; "
+                    "--ray without ADDRESS starts a local Ray",
+                ) from None
+            return True
 
     def in_flight(self, parser: Parser, layout_actors: int) -> int:
         """Pages submitted at once: twice the pages the actors can work on (layout actors plus
@@ -118,7 +133,7 @@ class RayExecutor:
             for actor in [*self.actors, self.recognition_actor]:
                 if actor is not None:
                     ray.kill(actor)
-            if started:
+            if started and not self.keep_ray:
                 ray.shutdown()
 
     def _start_actors(self, ray: Any, parser: Parser) -> None:
@@ -136,8 +151,10 @@ class RayExecutor:
                 num_cpus=0, max_concurrency=parser.workers, **restart
             ).remote(options)
             starts.append(self.recognition_actor.start.remote(True))
+        t = time.perf_counter()
         for ref in starts:
             _get(ray, ref)  # an engine that cannot start fails the run now, not page by page
+        self.start_seconds = time.perf_counter() - t
 
     def _run(
         self,
@@ -196,4 +213,3 @@ def _get(ray: Any, ref: Any) -> Any:
         if isinstance(cause, BaseException):
             raise cause from None
         raise
-
