@@ -36,7 +36,7 @@ from ocrstack.core.errors import (
 )
 from ocrstack.core.results import Report
 from ocrstack.parsing import documents, outputs
-from ocrstack.parsing.assembly.markdown import render_document, summary
+from ocrstack.parsing.assembly.markdown import render_document
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
 from ocrstack.parsing.page_result import PageResult
@@ -100,7 +100,7 @@ def summary_line(d: DocumentSummary) -> str:
     speed = "all pages from cache" if d.pages and d.cached == d.pages else f"{d.pages_per_second:.2f} pages/s"
     return (
         f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, {speed}, "
-        + summary(d.issues, len(d.validation.failures()) if d.validation else d.failed, d.markdown)
+        f"{len(d.issues)} issue(s) listed in {d.markdown.with_suffix('.blocks.json').name}"
     )
 
 
