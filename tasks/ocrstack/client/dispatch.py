@@ -43,8 +43,7 @@ from ocrstack.core import retry
 from ocrstack.core.errors import RequestFailed, ServerRejected, ServerUnreachable, UsageError
 from ocrstack.core.retry import Transient
 
-#: Backoff: first retry after BACKOFF_BASE s, doubling, capped at BACKOFF_MAX s
-#: (plus up to 25 % of BACKOFF_BASE of jitter).
+#: Backoff: BACKOFF_BASE s doubling to BACKOFF_MAX s, plus up to 25 % of BACKOFF_BASE of jitter.
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
 #: Seconds without any answer from any server (while work is pending) before queued requests
@@ -101,12 +100,10 @@ class Dispatcher:
         retries: counted failures of one request before it is given up (``RequestFailed``).
         progress_timeout: seconds with work pending and no answer from any server before queued
             requests fail with ``ServerUnreachable``.
-        routing: ``auto`` (read ``/metrics``) or ``inflight`` (count our requests only).
+        routing_mode: ``auto`` (read ``/metrics``) or ``inflight`` (count our requests only).
         metrics_interval: seconds between two ``/metrics`` scrapes of one server.
 
-    Thread-safe; :meth:`submit` returns a :class:`concurrent.futures.Future`. Call :meth:`close`
-    when done (or use ``with``).
-
+    Thread-safe; :meth:`submit` returns a Future. Call :meth:`close` when done (or use ``with``).
     Raises:
         UsageError: no URL, ``concurrency`` < 1, ``retries`` < 0, bad ``#capacity``, unknown routing.
     """
@@ -210,9 +207,8 @@ class Dispatcher:
         return "metrics" if self._load(self._by_url[base_url(url)]) is not None else "inflight"
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Per server: ``done`` (answers), ``failed`` (retryable faults), ``bursts`` (counted
-        faults), ``sent`` (requests), ``capacity``, ``state`` (breaker) and ``routing``
-        (``metrics`` or ``inflight``)."""
+        """Per server: ``done``, ``failed`` (retryable faults), ``bursts`` (counted), ``sent``,
+        ``capacity``, ``state`` (breaker), ``routing`` (``metrics`` or ``inflight``)."""
         return {
             s.url: {
                 "done": s.done,
@@ -225,6 +221,17 @@ class Dispatcher:
             }
             for s in self.servers
         }
+
+    def fault_note(self) -> str:
+        """One line on the run's faults (empty when none): answers, faults and bursts per server;
+        requests re-sent and given up."""
+        if not any(s.failed for s in self.servers) and not self.given_up:
+            return ""
+        each = "; ".join(
+            f"{s.url}: {s.done} answered, {s.failed} failed ({s.breaker.bursts} burst(s))"
+            for s in self.servers
+        )
+        return f"server faults: {each}; {self.retried} request(s) re-sent, {self.given_up} given up"
 
     def close(self) -> None:
         """Stop scheduling (pending jobs fail with ServerUnreachable) and close the HTTP clients."""

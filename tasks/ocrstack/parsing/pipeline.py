@@ -72,6 +72,7 @@ class DocumentSummary:
     pages: int = 0
     cached: int = 0
     failed: int = 0
+    partial: int = 0  # pages with a failed block (Block.error): written, marked, retried on a rerun
     seconds: float = 0.0
     issues: list[str] = field(default_factory=list)
     validation: Report | None = None
@@ -93,13 +94,20 @@ class RunSummary:
     def failed_pages(self) -> int:
         return sum(d.failed for d in self.documents)
 
+    @property
+    def partial_pages(self) -> int:
+        """Pages written with at least one failed block (issue 10)."""
+        return sum(d.partial for d in self.documents)
+
 
 def summary_line(d: DocumentSummary) -> str:
     """One line per input: pages, cache hits, failures, speed (or "all pages from cache": no
     page was computed, so a rate would read as a misleading 0.00 pages/s), issues."""
     speed = "all pages from cache" if d.pages and d.cached == d.pages else f"{d.pages_per_second:.2f} pages/s"
     return (
-        f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, {speed}, "
+        f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, "
+        + (f"{d.partial} with failed blocks, " if d.partial else "")
+        + f"{speed}, "
         f"{len(d.issues)} issue(s) listed in {d.markdown.with_suffix('.blocks.json').name}"
     )
 
@@ -204,10 +212,12 @@ def run(
             say(d.validation.to_text())
             if not d.validation.ok:
                 failed_validation.append(d)
-    if summary.failed_pages:
+    if summary.failed_pages or summary.partial_pages:
+        partial = f", {summary.partial_pages} page(s) with failed blocks" if summary.partial_pages else ""
         raise PartialSuccess(
-            f"{summary.failed_pages} page(s) failed; the rest was written",
-            "see the page errors above and in NAME.blocks.json; rerun the same command to retry those pages",
+            f"{summary.failed_pages} page(s) failed{partial}; the rest was written",
+            "see the page and block errors above and in NAME.blocks.json (blocks with status failed); "
+            "rerun the same command to retry only those",
         )
     if failed_validation:
         raise CheckFailed(
@@ -228,7 +238,8 @@ def _open_document(
     )
     for i in selected:
         hit = cache.load(i, paths.out_dir)
-        if hit is not None:
+        if hit is not None and not hit.failed_blocks:  # a partial page is redone; its read blocks
+            # come from the recognizer's answer cache, so only the failed ones are sent again
             work.results[i] = hit
             bar.update(1)
     work.cached = len(work.results)
@@ -350,6 +361,7 @@ def _write_document(parser: Parser, work: DocumentWork, settings_values: dict, k
     )
     doc.seconds = time.perf_counter() - work.start
     ordered = [work.results[i] for i in work.selected]
+    doc.partial = sum(1 for r in ordered if r.failed_blocks)
     assembly = render_document(ordered, keep_paratext=options.keep_paratext)
     outputs.atomic_write_text(paths.markdown, assembly.markdown)
     doc.issues = assembly.issues
@@ -365,7 +377,7 @@ def _write_document(parser: Parser, work: DocumentWork, settings_values: dict, k
         recognizer_name=parser.recognizer.name,
         model_info=parser.model_info(),
         pages=ordered,
-        complete=work.failures == 0,
+        complete=work.failures == 0 and doc.partial == 0,
         timings={"seconds": doc.seconds, "pages_per_second": doc.pages_per_second},
         issues=assembly.issues,
         validation=json_report(report),

@@ -125,6 +125,7 @@ class FakeOpenAIServer:
         self._blocks = 0  # block requests (max_tokens > 1) seen
         self._poison: set[str] = set()
         self._burst_until = 0.0
+        self._killed = False
         self._running = 0
         self._waiting = 0
         self._started = time.monotonic()
@@ -147,6 +148,12 @@ class FakeOpenAIServer:
         """Answer every chat request with ``config.burst_status`` for the next ``seconds`` s."""
         with self._lock:
             self._burst_until = time.monotonic() + seconds
+
+    def kill(self) -> None:
+        """Die like a crashed server: stop listening, and requests in flight get their connection
+        closed without an answer."""
+        self._killed = True
+        self.stop()
 
     def cure(self) -> None:
         """Forget the poison image (and stop choosing a new one): the next requests succeed."""
@@ -333,6 +340,10 @@ class FakeOpenAIServer:
                         server._gate.release()
                     with server._lock:
                         server._running -= 1
+                if server._killed:  # crashed while generating: no answer
+                    self.close_connection = True
+                    self.connection.close()
+                    return
                 text = cfg.reply(body, size)
                 rec.finished = time.monotonic()
                 self._send(

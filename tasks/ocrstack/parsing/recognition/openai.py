@@ -209,11 +209,15 @@ class OpenAIRecognizer(Recognizer):
             return results
 
     def close(self) -> None:
-        """Stop the worker threads and close connections."""
+        """Stop the worker threads and close connections; say on stderr what faults there were."""
+        note = ""
         with self._lock:
             if self._dispatcher is not None:
+                note = self._dispatcher.fault_note()
                 self._dispatcher.close()
                 self._dispatcher = None
+        if note:
+            print(f"ocrstack: {note}", file=sys.stderr)
 
     def __enter__(self) -> OpenAIRecognizer:
         return self
