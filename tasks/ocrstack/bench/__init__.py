@@ -23,6 +23,8 @@ Rows (targets from issue 3; the benchmark reports, it does not assert):
 * ``peak RSS``: peak resident memory (VmHWM) of a child process parsing a 10-page and a 300-page
   PDF (zero-latency endpoint); target: 300-page <= 1.2 x 10-page (pages streamed).
 * ``embedded pages/s``: the default ``rapid-layout`` + ``rapidocr`` pipeline on CPU.
+* ``ray/local N servers``: ``--ray`` pages/s over the local dispatcher's for 1, 2, 4 servers, and
+  Ray's own scaling (issue 13; :mod:`~ocrstack.bench.scaleout`; a not-run row without Ray).
 
 Modules: :mod:`~ocrstack.bench.results` (options, rows, table), :mod:`~ocrstack.bench.harness`
 (PDFs, fake-server fleet, quiet parse run), one module per benchmark (:mod:`~ocrstack.bench.overhead`,
@@ -47,6 +49,7 @@ from ocrstack.bench.harness import Fleet, make_pdf
 from ocrstack.bench.overhead import overhead_rows
 from ocrstack.bench.results import OVERHEAD_TARGET, RSS_TARGET, SCALING_TARGET, BenchOptions, BenchResult, Row
 from ocrstack.bench.rss import peak_rss_kib, rss_rows
+from ocrstack.bench.scaleout import scaleout_rows
 from ocrstack.bench.scaling import scaling_rows
 
 __all__ = [
@@ -71,6 +74,7 @@ def run(opts: BenchOptions) -> BenchResult:
             ("client overhead", overhead_rows),
             ("throughput", scaling_rows),
             ("peak RSS", rss_rows),
+            ("ray vs local dispatcher", scaleout_rows),
         ]
         if opts.embedded:
             sections.append(("embedded default pages/s", embedded_rows))

@@ -83,9 +83,10 @@ def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
                 t_local = _timed(
                     parse_options(pdf, work / f"out-local-{n}", fleet.urls, opts.concurrency, opts.dpi)
                 )
+                executor = RayExecutor()
                 t_ray = _timed(
                     parse_options(pdf, work / f"out-ray-{n}", fleet.urls, opts.concurrency, opts.dpi),
-                    RayExecutor(),
+                    executor,
                 )
             local, remote = pages / t_local, pages / t_ray
             ray_single = ray_single or remote / n
@@ -97,7 +98,8 @@ def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
                     "x",
                     "",
                     "info",
-                    f"{pages} pages: ray {remote:.2f} pages/s, local {local:.2f} pages/s; "
+                    f"{pages} pages: ray {remote:.2f} pages/s ({executor.start_seconds:.1f} s of "
+                    f"{t_ray:.1f} s starting actors), local {local:.2f} pages/s; "
                     f"server-bound ideal {n / opts.latency:.2f} pages/s",
                 )
             )
