@@ -1,8 +1,8 @@
 """Scripted fault run and routing split (issue 10 "Done when", issue 13 item 2).
 
-Each fault scenario runs the real CLI (:func:`ocrstack.cli.main`, ``ocrstack parse``, in this
-process) with ``--recognizer openai --layout none`` on a generated multi-frame TIFF (one distinct
-image per page: no text layer, one request per page) against :mod:`ocrstack.testing.fake_openai`
+Each fault scenario runs the real CLI (``python -m ocrstack parse`` in a child process) with
+``--recognizer openai --layout none`` on a generated multi-frame TIFF (one distinct image per
+page: no text layer, one request per page) against :mod:`ocrstack.testing.fake_openai`
 servers on 127.0.0.1, and reports one row: ``scenario | requests | retries | pages lost | exit code``.
 
 * ``requests``: chat requests the servers received (probes and re-checks included);
@@ -26,10 +26,10 @@ Run: ``python -m ocrstack.bench.faults`` prints both tables.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -69,18 +69,22 @@ def make_tiff(path: Path, pages: int) -> Path:
     return path
 
 
-def run_cli(inputs: list[Path], out: Path, urls: list[str], *extra: str) -> tuple[int, str]:
-    """``ocrstack parse INPUTS --recognizer openai --layout none --server-url ... -o OUT`` in this
-    process; returns (exit code, stderr)."""
-    from ocrstack.cli import main
-
+def run_cli(
+    inputs: list[Path], out: Path, urls: list[str], *extra: str, timeout: float = 300
+) -> tuple[int, str]:
+    """``ocrstack parse INPUTS --recognizer openai --layout none --server-url ... -o OUT`` as a child
+    process of this interpreter (``python -m ocrstack``); returns (exit code, stderr)."""
     args = ["parse", *map(str, inputs), "--recognizer", "openai", "--layout", "none", "--no-progress"]
     for url in urls:
         args += ["--server-url", url]
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        code = main([*args, *extra, "-o", str(out)])
-    return code, err.getvalue()
+    done = subprocess.run(
+        [sys.executable, "-m", "ocrstack", *args, *extra, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return done.returncode, done.stderr
 
 
 def block_requests(servers: list[FakeOpenAIServer]) -> list[Any]:
