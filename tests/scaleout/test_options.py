@@ -42,3 +42,19 @@ def test_an_input_taken_as_the_address_fails_with_the_fix() -> None:
 def test_stage_split_covers_every_page_stage_once_in_order() -> None:
     assert LAYOUT_STAGES + RECOGNITION_STAGES == STAGES
     assert RECOGNITION_STAGES[0] == "recognise" and "layout" in LAYOUT_STAGES
+
+
+def test_unreachable_cluster_address_fails_in_seconds() -> None:
+    import socket
+
+    from ocrstack.core.errors import ServerUnreachable
+    from ocrstack.scaleout.executor import _check_reachable
+
+    with socket.socket() as s:  # a port where nothing listens once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ServerUnreachable) as err:
+        _check_reachable(f"127.0.0.1:{port}")
+    assert f"--ray 127.0.0.1:{port}" in err.value.message
+    with pytest.raises(ServerUnreachable):
+        _check_reachable(f"ray://127.0.0.1:{port}")

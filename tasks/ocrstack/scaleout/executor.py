@@ -91,6 +91,7 @@ class RayExecutor:
             if self.address == LOCAL:
                 kwargs.update(address="local", _node_ip_address="127.0.0.1", num_cpus=self.num_cpus)
             else:
+                _check_reachable(self.address)
                 kwargs["address"] = self.address
             try:
                 ray.init(**kwargs)
@@ -201,6 +202,33 @@ class RayExecutor:
                 except Exception as exc:  # noqa: BLE001 - page_done decides: fatal or one failed page
                     outcome = exc
                 page_done(w, i, outcome)
+
+
+#: Seconds to wait for a TCP connection to a cluster address before giving up (Ray itself retries
+#: for minutes against an address where nothing listens).
+CONNECT_TIMEOUT = 5.0
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds when nothing listens at ``HOST:PORT`` / ``ray://HOST:PORT`` (``auto`` is
+    left to Ray, which fails at once without a local cluster).
+
+    Raises:
+        ServerUnreachable: the TCP connection is refused or times out (address and fix named).
+    """
+    import socket
+
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
+            return
+    except (OSError, ValueError) as exc:
+        raise ServerUnreachable(
+            f"no Ray cluster at --ray {address}: {exc}",
+            "start one (ray start --head --port PORT) and pass its address, or --ray alone for a local Ray",
+        ) from None
 
 
 def _get(ray: Any, ref: Any) -> Any:
