@@ -106,11 +106,12 @@ def test_empty_block_is_flagged_not_silently_dropped():
 
 
 def test_document_has_page_markers_in_page_order_and_failed_pages_are_marked():
-    p2 = _page([B(Category.TEXT, "second")], index=1)
-    p1 = _page([B(Category.TEXT, "first")], index=0)
+    p2 = _page([B(Category.TEXT, "Second.")], index=1)
+    p1 = _page([B(Category.TEXT, "First.")], index=0)
     bad = PageResult(index=2, size=(0, 0), error="boom --")
     md = render_document([p2, bad, p1]).markdown
-    assert md.index("<!-- page 1 -->") < md.index("first") < md.index("<!-- page 2 -->") < md.index("second")
+    assert md.index("<!-- page 1 -->") < md.index("First.") < md.index("<!-- page 2 -->")
+    assert md.index("<!-- page 2 -->") < md.index("Second.")
     assert "<!-- page 3 failed: boom - - -->" in md
 
 

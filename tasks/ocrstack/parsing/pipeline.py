@@ -36,7 +36,7 @@ from ocrstack.core.errors import (
 )
 from ocrstack.core.results import Report
 from ocrstack.parsing import documents, outputs
-from ocrstack.parsing.assembly.markdown import render_document
+from ocrstack.parsing.assembly.markdown import render_document, summary
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
 from ocrstack.parsing.page_result import PageResult
@@ -108,7 +108,7 @@ def summary_line(d: DocumentSummary) -> str:
         f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, "
         + (f"{d.partial} with failed blocks, " if d.partial else "")
         + f"{speed}, "
-        f"{len(d.issues)} issue(s) listed in {d.markdown.with_suffix('.blocks.json').name}"
+        + summary(d.issues, len(d.validation.failures()) if d.validation else d.failed, d.markdown)
     )
 
 

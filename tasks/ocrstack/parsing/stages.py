@@ -27,6 +27,7 @@ from ocrstack.parsing.layout.merge import merge_overlaps
 from ocrstack.parsing.options import ParseOptions, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.parsing.reading_order import order_blocks
+from ocrstack.parsing.recognition.lines import promote_title_headers
 from ocrstack.parsing.types import Block, Category, PageImage
 
 #: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
@@ -143,11 +144,16 @@ class Parser:
                 b.bbox = pad(b.bbox, margin, s.page.size)
 
     def _paratext(self, s: PageState) -> None:
+        # a header block of title-size ink high on page 1 is the title, whatever the recognizer
+        promote_title_headers(s.blocks, s.page.image, s.page.index)
         if self.recognizer.reads_whole_page or self.options.keep_paratext:
             return
         # assembly drops header/footer/page-number blocks unless --keep-paratext: do not
-        # spend a server request on each of them (review of issue 3)
+        # spend a server request on each of them (review of issue 3), unless they are all the
+        # page's text (assembly keeps that; issue 10 item 7)
         drop = [b.category.is_paratext or b.category is Category.ABANDON for b in s.blocks]
+        if all(d or b.category is Category.FIGURE for b, d in zip(s.blocks, drop, strict=True)):
+            return
         s.skipped = [b for b, d in zip(s.blocks, drop, strict=True) if d]
         s.blocks = [b for b, d in zip(s.blocks, drop, strict=True) if not d]
         for b in s.skipped:

@@ -22,8 +22,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ocrstack.core.pages import marker as page_marker
+from ocrstack.parsing.assembly.paragraphs import (
+    Vocabulary,
+    continues,
+    join_paragraph,
+    join_rows,
+    list_item,
+    paragraphs,
+)
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.types import Block, Category
 
@@ -36,6 +45,8 @@ _LINE_START = re.compile(r"^(\s*)([#>+=|]|-(?=\s)|\d+(?=[.)]\s))", re.MULTILINE)
 _INLINE = re.compile(r"[\\*_`\[\]~]")
 _MATH_WRAP = re.compile(r"^\s*(\$\$|\\\[|\$)(.*?)(\$\$|\\\]|\$)\s*$", re.DOTALL)
 DOC_TITLE_LABELS = {"doc_title"}
+#: In the issue of a block whose recognition failed (``Block.error``): counted as an error.
+FAILED_ISSUE = ": FAILED, "
 #: a caption this far (fraction of page height) from a figure/table at most is attached to it
 CAPTION_REACH = 0.15
 
@@ -154,22 +165,62 @@ def failed_block(page: int, block: Block) -> str:
     )
 
 
-def render_page(page: PageResult, keep_paratext: bool = False) -> Assembly:
-    """Render one page's blocks (already in reading order) to Markdown."""
-    parts: list[str] = []
+@dataclass
+class _Para:
+    """A text paragraph not yet written: raw text, or a list item (``marker``); ``first``: the
+    first paragraph of its block (only those may go on from the block before)."""
+
+    raw: str
+    marker: str = ""
+    first: bool = False
+
+    def markdown(self) -> str:
+        body = escape_text(self.raw)
+        if not self.marker:
+            return body
+        pad = " " * (len(self.marker) + 1)
+        return f"{self.marker} " + body.replace("\n", "\n" + pad)
+
+
+#: Blocks whose text is running prose: their paragraphs may go on in the next such block.
+_PROSE = (Category.TEXT, Category.LIST)
+
+
+def _text_parts(text: str, vocab: Vocabulary) -> list[_Para]:
+    out = []
+    for n, rows in enumerate(paragraphs(text)):
+        raw = join_paragraph(rows, vocab)
+        item = list_item(raw)
+        out.append(_Para(item[1], item[0]) if item else _Para(raw, first=n == 0))
+    return out
+
+
+def _page_parts(
+    page: PageResult, keep_paratext: bool, vocab: Vocabulary
+) -> tuple[list[str | _Para | None], list[str], int]:
+    """Parts of one page: Markdown strings, prose paragraphs (:class:`_Para`) and None where a
+    block that is not prose stands between two prose blocks (no joining across it)."""
+    parts: list[str | _Para | None] = []
     issues: list[str] = []
     dropped = 0
-    if page.error:
-        return Assembly(f"<!-- page {page.index + 1} failed: {page.error.replace('--', '- -')} -->", issues)
-    for b in attach_captions(sorted(page.blocks, key=lambda x: x.order), page.size[1]):
+    blocks = attach_captions(sorted(page.blocks, key=lambda x: x.order), page.size[1])
+    # paratext that is the page's only text is kept (issue 10 item 7: a sparse page whose two
+    # lines the layout model labelled header came out empty)
+    only_paratext = not any(
+        b.text.strip() and not (b.category.is_paratext or b.category in (Category.ABANDON, Category.FIGURE))
+        for b in blocks
+    )
+    for b in blocks:
         where = f"page {page.index + 1} block {b.order} ({b.category.value})"
         if (b.category.is_paratext or b.category is Category.ABANDON) and not keep_paratext:
-            dropped += 1
-            continue
+            if not (only_paratext and b.category.is_paratext and b.text.strip()):
+                dropped += 1
+                continue
+            issues.append(f"{where}: kept although paratext: it is the only text of the page")
         text = b.text.strip()
         if b.error:
-            issues.append(f"{where}: FAILED, not recognised ({b.error}); rerun to retry it")
-            parts.append(failed_block(page.index + 1, b))
+            issues.append(f"{where}{FAILED_ISSUE}not recognised ({b.error}); rerun to retry it")
+            parts.extend([failed_block(page.index + 1, b), None])
             continue
         if b.category is Category.FIGURE:
             img = page.images.get(b.order)
@@ -179,6 +230,7 @@ def render_page(page: PageResult, keep_paratext: bool = False) -> Assembly:
                 issues.append(f"{where}: figure image was not saved")
             if text:
                 parts.append(escape_text(text))
+            parts.append(None)
             continue
         if not text:
             issues.append(f"{where}: empty output")
@@ -194,21 +246,109 @@ def render_page(page: PageResult, keep_paratext: bool = False) -> Assembly:
             parts.append(_table(b, page.structured, where, issues))
         elif b.category is Category.FORMULA:
             parts.append(_formula(b, page.structured))
+        elif b.category in _PROSE:
+            parts.extend(_text_parts(text, vocab))
         else:
-            parts.append(escape_text(text))
+            parts.extend(p.markdown() for p in _text_parts(text, vocab))
+        if b.category not in _PROSE:
+            parts.append(None)
         for w in b.warnings:
             issues.append(f"{where}: {w}")
-    return Assembly("\n\n".join(parts), issues, dropped)
+    return parts, issues, dropped
+
+
+def _join_continued(parts: list[str | _Para | None], vocab: Vocabulary) -> list[str | _Para | None]:
+    """Merge each prose paragraph into the prose paragraph right before it (another block: a
+    column break) when it goes on from it (:func:`continues`)."""
+    out: list[str | _Para | None] = []
+    for p in parts:
+        if isinstance(p, _Para) and p.first:
+            prev = out[-1] if out else None
+            if isinstance(prev, _Para) and not prev.marker and continues(prev.raw, p.raw):
+                prev.raw = join_rows(prev.raw, p.raw, vocab)
+                continue
+        out.append(p)
+    return out
+
+
+def _write(parts: list[str | _Para | None]) -> str:
+    chunks: list[str] = []
+    for p in parts:
+        if p is None:
+            continue
+        md = p.markdown() if isinstance(p, _Para) else p
+        # consecutive list items form one (tight) list
+        if isinstance(p, _Para) and p.marker and chunks and _is_item(chunks[-1]):
+            chunks[-1] = f"{chunks[-1]}\n{md}"
+            continue
+        chunks.append(md)
+    return "\n\n".join(chunks)
+
+
+def _is_item(md: str) -> bool:
+    return md.startswith("- ") or bool(re.match(r"\d{1,3}\. ", md))
+
+
+def render_page(page: PageResult, keep_paratext: bool = False, vocab: Vocabulary | None = None) -> Assembly:
+    """Render one page's blocks (already in reading order) to Markdown.
+
+    ``vocab``: the document's words for undoing end-of-line hyphenation
+    (:class:`~ocrstack.parsing.assembly.paragraphs.Vocabulary`; default: this page's).
+    """
+    if page.error:
+        return Assembly(f"<!-- page {page.index + 1} failed: {page.error.replace('--', '- -')} -->", [])
+    vocab = vocab or Vocabulary.of(b.text for b in page.blocks)
+    parts, issues, dropped = _page_parts(page, keep_paratext, vocab)
+    return Assembly(_write(_join_continued(parts, vocab)), issues, dropped)
 
 
 def render_document(pages: Iterable[PageResult], keep_paratext: bool = False) -> Assembly:
-    """Render pages in order, separated by a ``<!-- page N -->`` marker; collects every issue."""
-    chunks: list[str] = []
+    """Render pages in order, separated by a ``<!-- page N -->`` marker; collects every issue.
+
+    A prose paragraph cut by a page break (the last part of a page, the first of the next, and
+    :func:`~ocrstack.parsing.assembly.paragraphs.continues`) is joined and written on the page
+    where it starts.
+    """
+    pages = sorted(pages, key=lambda x: x.index)
+    vocab = Vocabulary.of(b.text for p in pages for b in p.blocks)
     issues: list[str] = []
     dropped = 0
-    for p in sorted(pages, key=lambda x: x.index):
-        a = render_page(p, keep_paratext)
-        chunks.append(f"{page_marker(p.index + 1)}\n\n{a.markdown}".rstrip())
-        issues.extend(a.issues)
-        dropped += a.dropped_paratext
+    per_page: list[list[str | _Para | None] | str] = []
+    for p in pages:
+        if p.error:
+            per_page.append(render_page(p).markdown)
+            continue
+        parts, page_issues, page_dropped = _page_parts(p, keep_paratext, vocab)
+        per_page.append(_join_continued(parts, vocab))
+        issues.extend(page_issues)
+        dropped += page_dropped
+    for k in range(1, len(per_page)):
+        prev, cur = per_page[k - 1], per_page[k]
+        if isinstance(prev, str) or isinstance(cur, str) or not prev or not cur:
+            continue
+        last, first = prev[-1], cur[0]
+        if isinstance(last, _Para) and isinstance(first, _Para) and first.first and not last.marker:
+            if continues(last.raw, first.raw):
+                last.raw = join_rows(last.raw, first.raw, vocab)
+                del cur[0]
+    chunks = [
+        f"{page_marker(p.index + 1)}\n\n{body if isinstance(body, str) else _write(body)}".rstrip()
+        for p, body in zip(pages, per_page, strict=True)
+    ]
     return Assembly("\n\n".join(chunks).strip() + "\n", issues, dropped)
+
+
+def summary(issues: list[str], errors: int, markdown: Path) -> str:
+    """The tail of a parse's summary line for the document written to ``markdown`` (NAME.md):
+    ``"0 errors, 2 warnings (see NAME.blocks.json)"``.
+
+    ``errors``: what makes the output wrong or incomplete (the failed post-write validation
+    checks, one per failed page, :mod:`ocrstack.parsing.validate`), counted by the caller;
+    ``issues``: the assembly's notes: a block that failed (:data:`FAILED_ISSUE`) is an error,
+    the rest (empty blocks, plain-text fallbacks, kept paratext) are warnings. Issue 10 item 8:
+    "N issue(s) listed in blocks.json" did not say whether anything was wrong.
+    """
+    failed = sum(FAILED_ISSUE in i for i in issues)
+    e, w = errors + failed, len(issues) - failed
+    where = markdown.with_suffix(".blocks.json").name
+    return f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)} (see {where})"

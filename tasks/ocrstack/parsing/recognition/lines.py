@@ -7,8 +7,13 @@ exactly one layout block, lines no block covers become ``recovered`` blocks.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from statistics import median
+
+import numpy as np
+from PIL import Image
 
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.reading_order import order_lines
@@ -29,6 +34,14 @@ ROW_ORDER = (Category.TABLE, Category.FIGURE)
 #: A header block whose lines are this many times the page's median line height is a title
 #: (see :func:`promote_title_headers`).
 TITLE_HEIGHT_RATIO = 1.5
+#: ... and starts in this top share of the first page ("high on page 1", issue 10 item 7).
+TITLE_TOP_SHARE = 0.25
+#: Ink measure (see :func:`ink_rows`): grey level below which a pixel is ink, and the share of
+#: the densest row's ink a row needs to count (2 %: the ascender rows of a line of lowercase
+#: text hold a few stems, 3 px each, of a core row's hundreds of ink pixels; a share of the
+#: block's width instead cut the ascenders of body text in a block wider than its lines).
+INK_LEVEL = 128
+INK_MIN_SHARE = 0.02
 
 FALLBACK_WARNING = {
     Category.TABLE: "table read as plain OCR text: rapidocr recognises no table structure "
@@ -54,6 +67,8 @@ class Line:
     #: slope of the detected box's top edge, degrees, image coordinates (y down): positive =
     #: the line descends to the right
     angle: float = 0.0
+    #: the line ends with a table-of-contents page number joined to it (:func:`merge_toc_numbers`)
+    toc: bool = False
 
 
 def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = False) -> list[Block]:
@@ -65,11 +80,13 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     picture of a snake came back as one "line" reading "2", larger than the figure box). Text-bearing
     blocks grow to contain their lines so crops and overlays show whole glyphs. Lines no
     block covers are grouped into ``recovered`` TEXT blocks (issue 3: 17% of the bzip2
-    manual's lines fell outside every rapid-layout block).
+    manual's lines fell outside every rapid-layout block). Table-of-contents page numbers are
+    first joined to their entries (:func:`merge_toc_numbers`: the layout model boxes the
+    column of numbers apart from the titles on en_twocol_ltnews24 page 1).
     """
     owners: dict[int, list[Line]] = {i: [] for i in range(len(blocks))}
     loose: list[Line] = []
-    for ln in lines:
+    for ln in merge_toc_numbers(lines):
         best, best_key = None, None
         for i, b in enumerate(blocks):
             c = covered(ln.bbox, b.bbox)
@@ -91,7 +108,6 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
             loose.append(ln)
         else:
             owners[best].append(ln)
-    promote_title_headers(blocks, owners, lines)
     for i, b in enumerate(blocks):
         own = owners[i]
         b.text = join_lines(own, columns=b.category not in ROW_ORDER)
@@ -113,27 +129,70 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     return [*blocks, *extra]
 
 
-def promote_title_headers(blocks: list[Block], owners: dict[int, list[Line]], lines: list[Line]) -> None:
-    """Turn ``header`` blocks that are really a title back into content, in place.
+def ink_rows(gray: np.ndarray, bbox: BBox) -> list[tuple[int, int]]:
+    """Runs of inked rows (start, end; page pixels, end exclusive) inside ``bbox`` of ``gray``
+    (a 2-D uint8 page array, 0 = black): a row is inked when it holds at least ``INK_MIN_SHARE``
+    of the densest row's count (and 2) of pixels darker than ``INK_LEVEL``; runs closer than
+    2 px are one run (a broken stroke), runs under 3 px are dropped (rules, specks)."""
+    h, w = gray.shape
+    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
+    x1, y1 = min(w, int(math.ceil(bbox[2]))), min(h, int(math.ceil(bbox[3])))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return []
+    dark = (gray[y0:y1, x0:x1] < INK_LEVEL).sum(axis=1)
+    inked = dark >= max(2, INK_MIN_SHARE * dark.max())
+    runs: list[list[int]] = []
+    for y in np.flatnonzero(inked):
+        if runs and y - runs[-1][1] <= 2:
+            runs[-1][1] = int(y) + 1
+        else:
+            runs.append([int(y), int(y) + 1])
+    return [(y0 + a, y0 + b) for a, b in runs if b - a >= 3]
+
+
+def ink_line_height(gray: np.ndarray, bbox: BBox) -> float | None:
+    """Median height (pixels) of the text rows inked inside ``bbox`` (:func:`ink_rows`), or None."""
+    runs = ink_rows(gray, bbox)
+    return float(median(b - a for a, b in runs)) if runs else None
+
+
+def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: int) -> list[Block]:
+    """Turn ``header`` blocks that are really the document title back into content, in place;
+    returns the blocks changed. Works before any recognizer ran: heights are measured on the
+    page image (:func:`ink_line_height`), not on recognised lines.
 
     rapid-layout labels the masthead of en_twocol_ltnews24 ("LaTeX News" / "Issue 24,
     February 2016") and the title of en_multicol_pari_refcard ("Pari-GP reference card")
-    ``header``, and assembly drops headers. Running heads are set at or below body size
-    (every header of the corpus pages: 0.9-1.2x the page's median line height), those titles
-    at 1.7-2.4x. So a header block whose own lines' median height is at least
-    ``TITLE_HEIGHT_RATIO`` times the page's median line height becomes a TITLE, and header
-    blocks stacked right under it (vertical gap at most one median line height, overlapping
-    horizontally: the masthead's subtitle) become TEXT. Each changed block gets a warning.
+    ``header``, and assembly drops headers (a cropping recognizer never even reads them).
+    Running heads are set at or below body size (every header of the corpus pages: 0.9-1.2x
+    the page's median line height), those titles at 1.7-2.4x. So on the first page of a
+    document (``page_index`` 0), a header block starting in the top ``TITLE_TOP_SHARE`` of the
+    page whose ink rows' median height is at least ``TITLE_HEIGHT_RATIO`` times the median ink
+    row height of the page's text blocks becomes a TITLE, and header blocks stacked right under
+    it (vertical gap at most one body row height, overlapping horizontally: the masthead's
+    subtitle) become TEXT. Each changed block gets a warning. No text block, no measure: nothing
+    changes.
     """
-    heights = [ln.bbox[3] - ln.bbox[1] for ln in lines]
-    if not heights:
-        return
-    lh = median(heights)
+    if page_index != 0 or not any(b.category is Category.HEADER for b in blocks):
+        return []
+    gray = np.asarray(image.convert("L"))
+    body = [
+        h
+        for b in blocks
+        if b.category in (Category.TEXT, Category.LIST)
+        for a, z in ink_rows(gray, b.bbox)
+        for h in [z - a]
+    ]
+    if not body:
+        return []
+    lh = float(median(body))
     promoted: list[Block] = []
-    for i, b in sorted(enumerate(blocks), key=lambda t: t[1].bbox[1]):
-        if b.category is not Category.HEADER or not owners[i]:
+    for b in sorted(blocks, key=lambda x: x.bbox[1]):
+        if b.category is not Category.HEADER or b.bbox[1] > TITLE_TOP_SHARE * image.height:
             continue
-        own_h = median(ln.bbox[3] - ln.bbox[1] for ln in owners[i])
+        own_h = ink_line_height(gray, b.bbox)
+        if own_h is None:
+            continue
         if own_h >= TITLE_HEIGHT_RATIO * lh:
             b.category = Category.TITLE
             b.warnings.append(
@@ -147,28 +206,143 @@ def promote_title_headers(blocks: list[Block], owners: dict[int, list[Line]], li
             b.category = Category.TEXT
             b.warnings.append("header block right under a title-size header kept as text (title block)")
             promoted.append(b)
+    return promoted
 
 
 def join_lines(lines: list[Line], columns: bool = True) -> str:
     """Order ``lines`` (see :func:`ocrstack.parsing.reading_order.order_lines`) and join them.
 
-    Lines on the same row are joined with a space, rows with a newline.
+    Lines on the same row (overlapping by half a height vertically, the second starting at
+    most half a height before the first ends) are joined with a space, rows with a newline.
+    With ``columns`` (text blocks; tables and figures are read row by row and keep one newline
+    per row) rows are also split into paragraphs, separated by a blank line (issue 10 item 8),
+    from the geometry of each column of rows (:func:`paragraph_break`), and a table-of-contents
+    page number read as a line of its own stays on its entry's row (:func:`merge_toc_numbers`).
     """
     if not lines:
         return ""
+    if columns:
+        lines = merge_toc_numbers(lines)
     boxes = [ln.bbox for ln in lines]
-    idx = order_lines(boxes, columns=columns)
-    out: list[str] = []
-    prev: BBox | None = None
-    for i in idx:
+    rows: list[tuple[BBox, str]] = []
+    toc: set[int] = set()  # rows ending with a table-of-contents page number: each its own paragraph
+    for i in order_lines(boxes, columns=columns):
         b = boxes[i]
-        if prev is not None:
+        if rows:
+            prev = rows[-1][0]
             ov = min(prev[3], b[3]) - max(prev[1], b[1])
-            same_row = ov >= 0.5 * min(prev[3] - prev[1], b[3] - b[1]) and b[0] >= prev[2] - 2
-            out.append(" " if same_row else "\n")
-        out.append(lines[i].text)
-        prev = b
+            h = min(prev[3] - prev[1], b[3] - b[1])
+            # detector boxes are padded: neighbouring words of one row overlap by a few pixels
+            if ov >= 0.5 * h and b[0] >= prev[2] - max(2.0, 0.5 * h):
+                rows[-1] = (union([prev, b]), f"{rows[-1][1]} {lines[i].text}")
+                toc.discard(len(rows) - 1)
+                if lines[i].toc:
+                    toc.add(len(rows) - 1)
+                continue
+        rows.append((b, lines[i].text))
+        if lines[i].toc:
+            toc.add(len(rows) - 1)
+    if not columns:
+        return "\n".join(t for _, t in rows)
+    lh = median(r[0][3] - r[0][1] for r in rows)
+    # runs of rows going down the page; the next row higher up starts a new run (a column)
+    runs: list[list[int]] = []
+    for k, (bb, _) in enumerate(rows):
+        if runs and bb[1] >= rows[k - 1][0][1]:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    out: list[str] = []
+    edges = [(min(rows[k][0][0] for k in run), max(rows[k][0][2] for k in run)) for run in runs]
+    for r, run in enumerate(runs):
+        left, right = edges[r]
+        for n, k in enumerate(run):
+            if n:
+                brk = k - 1 in toc or paragraph_break(rows[k - 1], rows[k], left, right, lh)
+                out.append("\n\n" if brk else "\n")
+            elif r:  # column change: only a finished sentence on a short row ends the paragraph
+                pr = edges[r - 1][1]
+                prev = rows[k - 1]
+                out.append(
+                    "\n\n" if _ends_short(prev[0], prev[1], pr, lh) or LIST_MARK.match(rows[k][1]) else "\n"
+                )
+            out.append(rows[k][1])
     return "".join(out)
+
+
+#: Paragraph geometry (:func:`paragraph_break`), in median row heights of the block: a vertical
+#: gap above ``PARA_GAP`` (body leading leaves 0.2-0.5), a first-line indent of at least
+#: ``PARA_INDENT`` (1 em is about one row height), and a row ending ``SHORT_ROW`` row heights or
+#: more before the column's right edge with sentence punctuation (the last row of a paragraph).
+PARA_GAP = 0.8
+PARA_INDENT = 1.0
+SHORT_ROW = 2.0
+#: Sentence-final punctuation, Latin and CJK (full-width), optionally followed by closing quotes
+#: or brackets.
+SENTENCE_END = re.compile(r"[.!?:;\u3002\uff01\uff1f\uff1a\uff1b][\"'\u201d\u2019)\]\uff09\u300d\u300f]*$")
+#: A list item's first row: a bullet glyph, or 1. / 1) / (a) / a) followed by a space.
+LIST_MARK = re.compile(r"^\s*(?:[\u2022\u00b7\u25aa\u25cf\u2013\u2014*+-]\s|\(?(?:\d{1,3}|[a-zA-Z])[.)]\s)")
+#: A table-of-contents page number: digits or lower-case roman numerals, after optional dot leaders.
+TOC_NUMBER = re.compile(r"^[.\u00b7\u2026 ]*(\d{1,4}|[ivxlc]{1,6})$")
+
+
+def _ends_short(row: BBox, text: str, right: float, lh: float) -> bool:
+    return row[2] <= right - SHORT_ROW * lh and bool(SENTENCE_END.search(text.rstrip()))
+
+
+def paragraph_break(
+    prev: tuple[BBox, str], row: tuple[BBox, str], left: float, right: float, lh: float
+) -> bool:
+    """True when ``row`` (bbox, text) starts a new paragraph after ``prev``, the row above it in
+    the same column (``left``/``right``: the column's edges; ``lh``: median row height; pixels).
+
+    A new paragraph: a vertical gap over ``PARA_GAP`` * ``lh``; ``row`` starts a list item
+    (:data:`LIST_MARK`); ``row`` indented by at least ``PARA_INDENT`` * ``lh`` while ``prev`` is
+    not (and ``prev`` is no list item's first row, whose continuation rows hang indented); or
+    ``prev`` ends ``SHORT_ROW`` * ``lh`` before the right edge with sentence punctuation.
+    """
+    (pb, pt), (rb, rt) = prev, row
+    if rb[1] < pb[1] + 0.5 * (pb[3] - pb[1]):  # not below ``prev``: the same row, read in pieces
+        return False
+    if rb[1] - pb[3] > PARA_GAP * lh or LIST_MARK.match(rt):
+        return True
+    if rb[0] - left >= PARA_INDENT * lh and pb[0] - left < 0.5 * lh and not LIST_MARK.match(pt):
+        return True
+    return _ends_short(pb, pt, right, lh)
+
+
+def merge_toc_numbers(lines: list[Line]) -> list[Line]:
+    """Join each line that is only a page number (:data:`TOC_NUMBER`), in a column of at least two
+    such numbers with right edges aligned, to the nearest line on its row to its left: a table
+    of contents read as two columns (titles, then numbers) otherwise comes out as stray
+    page-number lines (issue 10 item 8). The joined line is marked ``toc`` (its row ends a
+    paragraph in :func:`join_lines`). Returns a new list; ``lines`` is not changed."""
+    nums = [x for x in lines if TOC_NUMBER.match(x.text.strip())]
+    # a contents column: at least two numbers whose right edges line up (within a line height)
+    nums = [
+        x
+        for x in nums
+        if any(y is not x and abs(y.bbox[2] - x.bbox[2]) <= x.bbox[3] - x.bbox[1] for y in nums)
+    ]
+    out = list(lines)
+    for ln in sorted(nums, key=lambda x: -x.bbox[0]):
+        b = ln.bbox
+        cands = [
+            x
+            for x in out
+            if x is not ln
+            and x.bbox[2] <= b[0] + 2
+            and min(x.bbox[3], b[3]) - max(x.bbox[1], b[1]) >= 0.5 * min(x.bbox[3] - x.bbox[1], b[3] - b[1])
+        ]
+        if not cands:
+            continue
+        left = max(cands, key=lambda x: x.bbox[2])
+        merged = Line(
+            union([left.bbox, b]), f"{left.text} {ln.text.strip()}", min(left.score, ln.score), toc=True
+        )
+        out[out.index(left)] = merged
+        out.remove(ln)
+    return out
 
 
 def group_lines(lines: list[Line]) -> list[list[Line]]:
