@@ -266,8 +266,8 @@ def check_build(lp: LaunchPlan, allow_unknown: bool = False) -> None:
 
     Raises:
         ConfigError: build unknown (unless allowed), or a mismatch; the message names the
-            flags the found build does not accept (e.g. ``--trust-request-mm-kwargs`` on
-            upstream vLLM).
+            profile's build and the found one (a feat-ocr profile on upstream vLLM 0.33.0,
+            an upstream profile on the feat-ocr build).
     """
     want = lp.profile.build
     if lp.build == want or (lp.build is None and allow_unknown):
