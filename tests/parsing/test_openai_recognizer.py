@@ -360,7 +360,9 @@ def _parse_cli(tmp_path, url: str, *extra: str) -> int:
     from ocrstack.cli import main
 
     pdf = make_pdf(tmp_path / "doc.pdf", 2, lines=3)
+    # --text-layer off: the generated PDF has a sound text layer, which auto would use instead
     args = ["parse", str(pdf), "--recognizer", "openai", "--layout", "none", "--server-url", url]
+    args += ["--text-layer", "off"]
     return main([*args, *extra, "-o", str(tmp_path / "out")])
 
 

@@ -128,9 +128,8 @@ def test_text_outside_the_page_box_is_hidden(source, tmp_path):
 def test_wrong_letters_are_caught_by_the_ocr_sample(source, tmp_path):
     """Every glyph maps to the next letter: all characters look valid, only OCR disagrees."""
     from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
-    from ocrstack.parsing.textlayer.stage import line_reader
 
-    read = line_reader(RapidOcrRecognizer())
+    read = RapidOcrRecognizer().read_line_crops
     page = _page(source)
     pt, verdict = read_page(page, "auto")
     good = check_sample(pt, verdict, read, page.image)

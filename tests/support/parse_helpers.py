@@ -30,8 +30,9 @@ def recognizer() -> RapidOcrRecognizer:
 
 @lru_cache(maxsize=4)
 def parser(layout: str) -> Parser:
-    """A Parser for ``layout`` sharing :func:`recognizer`."""
-    return Parser(ParseOptions(inputs=(), layout=layout), recognizer=recognizer())
+    """A Parser for ``layout`` sharing :func:`recognizer`, on the OCR path (``--text-layer off``:
+    these tests and the accuracy baseline measure OCR, not the PDF's own text; issue 11)."""
+    return Parser(ParseOptions(inputs=(), layout=layout, text_layer="off"), recognizer=recognizer())
 
 
 _RESULTS: dict[tuple, PageResult] = {}

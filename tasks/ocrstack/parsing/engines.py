@@ -77,6 +77,17 @@ class Recognizer(Engine):
         """Fill ``text`` (and ``warnings``) of each block; return the blocks in the same order."""
         raise NotImplementedError
 
+    def recognize_only(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        """Recognise just ``blocks`` of a page whose other blocks took the PDF's text layer
+        (issue 11); return them, nothing added. Default: :meth:`recognize` (a cropping recognizer
+        reads only these blocks anyway); a whole-page reader overrides it to read crops."""
+        return self.recognize(page, blocks)[: len(blocks)]
+
+    def read_line_crops(self, crops: list[Any]) -> list[str] | None:
+        """Text of single-line crops (PIL images), for the text layer's OCR sample (issue 11).
+        None (default): no cheap local read, the sample is skipped."""
+        return None
+
     @property
     def workers(self) -> int:
         """Pages processed at once. Default 1 (in-process work)."""

@@ -230,6 +230,15 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         cache=True,
         help="PDF render resolution (default: {default})",
     )
+    text_layer: str = opt.option(
+        "auto",
+        flags=("--text-layer",),
+        metavar="MODE",
+        choices=("auto", "on", "off"),
+        cache=True,
+        help="the PDF's own text instead of OCR: auto (where measured sound, per page), on (wherever "
+        "present, an OCR layer over a scan too), off (OCR every page) (default: {default})",
+    )
     recognizer: str = opt.option(
         "rapidocr",
         flags=("--recognizer",),

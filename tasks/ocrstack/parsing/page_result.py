@@ -34,6 +34,9 @@ class PageResult:
         timings: seconds per stage (``render``, ``layout``, ``recognize``, ``total``).
         notes: messages about the page (downscaled, rotated, ...).
         error: why the page failed (then ``blocks`` is empty), else None.
+        text_layer: the text-layer verdict of the page (``sound``, ``reasons``, character
+            ``counts``, ``ocr_sample_agreement``; :mod:`ocrstack.parsing.textlayer.soundness`),
+            or None when it was not read.
 
     A block whose recognition failed carries ``"status": "failed"`` and ``"error"`` in the JSON
     (absent = read); such a page is partial (:attr:`failed_blocks`).
@@ -49,6 +52,7 @@ class PageResult:
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    text_layer: dict[str, Any] | None = None
 
     @property
     def failed_blocks(self) -> list[Block]:
@@ -67,6 +71,7 @@ class PageResult:
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             "notes": list(self.notes),
             "error": self.error,
+            "text_layer": self.text_layer,
             "blocks": [
                 {
                     "order": b.order,
@@ -76,6 +81,7 @@ class PageResult:
                     "score": round(float(b.score), 4),
                     "text": b.text,
                     "warnings": list(b.warnings),
+                    "source": b.source,
                     **({"rotation": b.rotation} if b.rotation else {}),
                     **({"status": "failed", "error": b.error} if b.error else {}),
                     **({"image": self.images[b.order]} if b.order in self.images else {}),
@@ -97,6 +103,7 @@ class PageResult:
                 text=str(b.get("text", "")),
                 warnings=list(b.get("warnings", [])),
                 rotation=int(b.get("rotation", 0)),
+                source=str(b.get("source", "")),
                 error=b.get("error") if b.get("status") == "failed" else None,
             )
             for b in data["blocks"]
@@ -113,4 +120,5 @@ class PageResult:
             timings={k: float(v) for k, v in data.get("timings", {}).items()},
             notes=list(data.get("notes", [])),
             error=data.get("error"),
+            text_layer=data.get("text_layer"),
         )

@@ -1,9 +1,12 @@
 """One page, processed as an explicit list of stages (guide 5; issue 9).
 
-:data:`STAGES` names them in order: ``orient`` (the recognizer turns the page upright),
+:data:`STAGES` names them in order: ``textlayer`` (the PDF's own text is read and judged,
+:mod:`ocrstack.parsing.textlayer`; ``--text-layer``), ``orient`` (the recognizer turns the page
+upright; skipped when the text layer is used: PDFium renders the page as its /Rotate says),
 ``layout`` (the provider finds blocks), ``merge`` (overlapping blocks merged; blocks padded for a
 cropping recognizer), ``paratext`` (header/footer/page-number blocks set aside when they would be
-dropped anyway), ``recognise`` (text per block), ``order`` (reading order; empty blocks flagged),
+dropped anyway), ``recognise`` (text per block: from the text layer where it is sound, the rest
+from the recognizer; each block's ``source`` says which), ``order`` (reading order; empty blocks flagged),
 ``figures`` (figure crops and layout overlays written). :meth:`Parser.parse_page` runs each stage
 on a :class:`PageState` and records its seconds under the page's ``timings`` in blocks.json
 (with ``total``; the pipeline adds ``render``).
@@ -28,6 +31,9 @@ from ocrstack.parsing.options import ParseOptions, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.parsing.reading_order import order_blocks
 from ocrstack.parsing.recognition.lines import promote_title_headers
+from ocrstack.parsing.textlayer import stage as textlayer
+from ocrstack.parsing.textlayer.extract import PageText
+from ocrstack.parsing.textlayer.soundness import Verdict
 from ocrstack.parsing.types import Block, Category, PageImage
 
 #: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
@@ -37,7 +43,7 @@ FIGURE_PAD = 8
 #: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
 CROP_PAD = 6
 #: The page stages in the order they run (timing keys in blocks.json).
-STAGES = ("orient", "layout", "merge", "paratext", "recognise", "order", "figures")
+STAGES = ("textlayer", "orient", "layout", "merge", "paratext", "recognise", "order", "figures")
 
 
 @dataclass
@@ -51,6 +57,8 @@ class PageState:
         blocks: the blocks so far (in reading order after ``order``).
         skipped: paratext blocks set aside by ``paratext`` (not sent to the recognizer).
         result: the page result, made by ``order`` and completed by ``figures``.
+        layer: the page's text layer when ``textlayer`` judged it usable, else None.
+        verdict: the ``textlayer`` verdict (None before that stage).
     """
 
     page: PageImage
@@ -59,6 +67,8 @@ class PageState:
     blocks: list[Block] = field(default_factory=list)
     skipped: list[Block] = field(default_factory=list)
     result: PageResult | None = None
+    layer: PageText | None = None
+    verdict: Verdict | None = None
 
 
 class Parser:
@@ -99,6 +109,7 @@ class Parser:
     def stages(self) -> list[tuple[str, Callable[[PageState], None]]]:
         """(name, function) of each stage, in :data:`STAGES` order."""
         return [
+            ("textlayer", self._textlayer),
             ("orient", self._orient),
             ("layout", self._layout),
             ("merge", self._merge),
@@ -128,8 +139,16 @@ class Parser:
 
     # -- the stages ----------------------------------------------------------------------------
 
+    def _textlayer(self, s: PageState) -> None:
+        mode = self.options.text_layer
+        layer, verdict = textlayer.read_page(s.page, mode, self.options.password)
+        if layer is not None and verdict.sound and mode == "auto":
+            verdict = textlayer.check_sample(layer, verdict, self.recognizer.read_line_crops, s.page.image)
+        s.layer, s.verdict = (layer if verdict.sound else None), verdict
+
     def _orient(self, s: PageState) -> None:
-        s.page, s.rotation = self.recognizer.orient(s.page)
+        if s.layer is None:
+            s.page, s.rotation = self.recognizer.orient(s.page)
 
     def _layout(self, s: PageState) -> None:
         s.blocks = self.layout.detect(s.page)
@@ -160,7 +179,23 @@ class Parser:
             b.warnings.append(f"{SKIPPED_PARATEXT}: not sent to the recognizer (--keep-paratext reads it)")
 
     def _recognise(self, s: PageState) -> None:
-        s.blocks = self.recognizer.recognize(s.page, s.blocks) + s.skipped
+        if s.layer is not None and s.verdict is not None:
+            filled, rest = textlayer.fill_blocks(
+                s.page,
+                s.blocks,
+                s.layer,
+                s.verdict,
+                self.options.password,
+                accept_hidden=self.options.text_layer == "on",
+                structured=self.recognizer.structured,
+            )
+            s.blocks = filled + textlayer.recognise_rest(s.page, rest, self.recognizer) + s.skipped
+            return
+        read = self.recognizer.recognize(s.page, s.blocks)
+        source = textlayer.SOURCE_SERVER if self.recognizer.remote else textlayer.SOURCE_OCR
+        for b in read:
+            b.source = source
+        s.blocks = read + s.skipped
 
     def _order(self, s: PageState) -> None:
         s.blocks = order_blocks(s.blocks, provider_order=self.layout.gives_order)
@@ -179,6 +214,7 @@ class Parser:
             blocks=s.blocks,
             structured=self.recognizer.structured,
             notes=list(s.page.notes),
+            text_layer=s.verdict.to_json() if s.verdict is not None else None,
         )
 
     def _figures(self, s: PageState) -> None:

@@ -78,6 +78,9 @@ class Block:
     ``error``: why recognition of this block failed after its retries (issue 10: the block is
     marked failed in blocks.json and the Markdown, its page and document are partial, a rerun
     retries it); None when it was read.
+    ``source``: which path produced ``text`` -- ``text-layer`` (the PDF's own text),
+    ``ocr`` (an in-process recognizer) or ``server`` (a remote one); set by the page stages
+    (issue 11 item 5).
     """
 
     bbox: BBox
@@ -89,3 +92,4 @@ class Block:
     warnings: list[str] = field(default_factory=list)
     rotation: int = 0
     error: str | None = None
+    source: str = ""

@@ -33,6 +33,7 @@ from PIL import Image
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing import geometry
 from ocrstack.parsing.engines import Recognizer
+from ocrstack.parsing.geometry import pad
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.recognition.lines import (
     FALLBACK_WARNING,
@@ -69,6 +70,9 @@ MIN_SKEW = 0.5
 MAX_SKEW = 10.0
 SKEW_MIN_CHARS = 10
 SKEW_MIN_LINES = 5
+#: Padding (pixels at 200 DPI) around a block read on its own (:meth:`RapidOcrRecognizer.recognize_only`):
+#: a tight layout box cuts glyphs; 8 px = 1 mm takes in no neighbouring line at body size.
+REGION_PAD = 8
 #: A page on which the whole-page pass finds no text line is read again at this scale (issue 10
 #: item 7): two short 12 pt lines at the top of a blank A4 page at 200 DPI gave no detection at
 #: scale 1, 0.75 or 1.5 and both lines at 0.5 (DejaVu Serif, tests/parsing/test_sparse_pages.py).
@@ -352,6 +356,38 @@ class RapidOcrRecognizer(Recognizer):
         out = assign_lines(blocks, lines, structured=False)
         self.reread_empty(page, blocks)
         return out
+
+    def recognize_only(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        """Read just ``blocks``, each from its own crop (padded by ``REGION_PAD`` at 200 DPI):
+        the rest of the page came from the PDF's text layer, and a whole-page read would cost
+        as much as OCR of the whole page (issue 11). Lines of a crop's margin that belong to a
+        neighbour (less than half inside the block) are dropped. Returns ``blocks``."""
+        margin = REGION_PAD * (page.dpi or 200) / 200
+        for b in blocks:
+            x0, y0, x1, y1 = pad(b.bbox, margin, page.size)
+            if x1 - x0 < 2 or y1 - y0 < 2:
+                continue
+            crop = page.image.crop((round(x0), round(y0), round(x1), round(y1)))
+            lines = [
+                dataclasses.replace(
+                    ln, bbox=(ln.bbox[0] + x0, ln.bbox[1] + y0, ln.bbox[2] + x0, ln.bbox[3] + y0)
+                )
+                for ln in self.read_lines(crop)
+            ]
+            assign_lines([b], lines, structured=False)
+        return blocks
+
+    def read_line_crops(self, crops: list[Image.Image]) -> list[str]:
+        """Text of each single-line crop with the text recognizer alone (one batch, no detection):
+        the text layer's OCR sample, whose boxes are the layer's lines."""
+        from rapidocr.ch_ppocr_rec import TextRecInput
+
+        if not crops:
+            return []
+        imgs = [np.ascontiguousarray(np.asarray(c.convert("RGB"))[:, :, ::-1]) for c in crops]  # BGR
+        with self._lock:
+            out = self.engine()._load_rec_model()(TextRecInput(img=imgs))  # no public per-crop API
+        return [str(t) for t in (out.txts or [""] * len(imgs))]
 
 
 def create(options: ParseOptions) -> RapidOcrRecognizer:

@@ -183,14 +183,14 @@ def _norm(s: str) -> str:
 
 
 def sample_agreement(
-    lines: Sequence[tuple[BBox, str]], read: Callable[[list[BBox]], list[str]]
+    lines: Sequence[tuple[BBox, str]], read: Callable[[list[BBox]], list[str] | None]
 ) -> tuple[float, int] | None:
     """Median similarity between layer lines and OCR of the same boxes, and lines compared.
 
     ``lines``: (bbox in page pixels, layer text) candidates; up to :data:`SAMPLE_LINES` with at
     least :data:`SAMPLE_MIN_CHARS` characters are taken, spread over the page (every k-th of
-    those in reading order). ``read(boxes)``: OCR text of each box (same order). None when no
-    line qualifies.
+    those in reading order). ``read(boxes)``: OCR text of each box (same order), or None when
+    the recognizer cannot read lines. None when no line qualifies or nothing was read.
     """
     cands = [(b, t) for b, t in lines if len(_norm(t)) >= SAMPLE_MIN_CHARS]
     if not cands:
@@ -198,6 +198,8 @@ def sample_agreement(
     step = max(1, len(cands) // SAMPLE_LINES)
     picked = cands[::step][:SAMPLE_LINES]
     texts = read([b for b, _ in picked])
+    if texts is None:
+        return None
     ratios = sorted(
         difflib.SequenceMatcher(None, _norm(t), _norm(o), autojunk=False).ratio()
         for (_, t), o in zip(picked, texts, strict=True)

@@ -11,9 +11,9 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
    fonts) and the recognizer returns LaTeX, or (not for formulas) more than
    :data:`BLOCK_BAD_LIMIT` of its characters are unfaithful. Table blocks become
    ``<table>`` HTML (:mod:`ocrstack.parsing.tables.born_digital`).
-3. :func:`recognise_rest` reads the routed blocks: a recognizer with ``read_lines`` (rapidocr)
-   reads each block's crop (a whole-page read would cost as much as the OCR path), any other
-   recognizer gets the blocks as usual (it crops them itself).
+3. :func:`recognise_rest` reads the routed blocks with the recognizer's ``recognize_only``:
+   rapidocr reads each block's crop (a whole-page read would cost as much as the OCR path), a
+   cropping recognizer (openai) gets the blocks as usual.
 
 ``off`` (and raster inputs) keep the OCR path for every block. Block sources are set on
 ``Block.source``; the verdict goes to the page's ``text_layer`` entry in blocks.json.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection, pad
 from ocrstack.parsing.recognition.lines import Line, assign_lines
 from ocrstack.parsing.tables.born_digital import table_html
@@ -51,8 +52,6 @@ SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
 BLOCK_BAD_LIMIT = 0.25
 #: Share of a block an image object must cover for the block to count as a picture.
 IMAGE_COVER = 0.3
-#: Padding (pixels at 200 DPI) around a block crop read by a whole-image recognizer.
-CROP_PAD = 8
 
 
 def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[PageText | None, Verdict]:
@@ -89,34 +88,11 @@ def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
     return ok
 
 
-def line_reader(recognizer) -> Callable | None:  # noqa: ANN001
-    """``read(crops) -> [text]`` for single-line crops (PIL images), or None.
-
-    rapidocr (a recognizer with ``engine()``): its text recognizer alone on the crops, one
-    batch, no detection -- the boxes are the layer's lines (the same model call
-    :mod:`ocrstack.parsing.recognition.rapidocr` makes for flipped lines). Other recognizers
-    give no sample (a server request per page would cost more than the layer saves).
-    """
-    engine = getattr(recognizer, "engine", None)
-    if not callable(engine):
-        return None
-
-    def read(crops: list) -> list[str]:
-        import numpy as np
-        from rapidocr.ch_ppocr_rec import TextRecInput
-
-        imgs = [np.ascontiguousarray(np.asarray(c.convert("RGB"))[:, :, ::-1]) for c in crops]
-        out = engine()._load_rec_model()(TextRecInput(img=imgs))
-        return [str(t) for t in (out.txts or [""] * len(imgs))]
-
-    return read
-
-
 def check_sample(
     pt: PageText, verdict: Verdict, read: Callable | None, image, accept_hidden: bool = False
 ) -> Verdict:  # noqa: ANN001 - PIL image
-    """Compare a few layer lines with OCR of the same boxes (``read(crops) -> [text]``, see
-    :func:`line_reader`).
+    """Compare a few layer lines with OCR of the same boxes (``read(crops) -> [text]``: the
+    recognizer's :meth:`~ocrstack.parsing.engines.Recognizer.read_line_crops`).
 
     Returns ``verdict`` with ``agreement`` set, made not sound when the median line agrees
     less than :data:`~.soundness.SAMPLE_MIN_AGREEMENT`. No ``read``: unchanged.
@@ -126,7 +102,7 @@ def check_sample(
     ok = usable(pt, accept_hidden)
     lines = [ln for ln in build_lines(pt.chars, lambda c: ok(c) and bad_reason(c) is None) if not _tall(ln)]
 
-    def read_boxes(boxes: list[BBox]) -> list[str]:
+    def read_boxes(boxes: list[BBox]) -> list[str] | None:
         return read([image.crop(tuple(round(v) for v in pad(b, 4, image.size))) for b in boxes])
 
     res = sample_agreement([(ln.bbox, ln.text) for ln in lines], read_boxes)
@@ -228,30 +204,13 @@ def fill_blocks(
     return filled, rest
 
 
-def recognise_rest(page: PageImage, blocks: list[Block], recognizer, remote: bool) -> list[Block]:  # noqa: ANN001
-    """Recognise the routed ``blocks`` (see module docstring); sets each block's ``source``."""
+def recognise_rest(page: PageImage, blocks: list[Block], recognizer: Recognizer) -> list[Block]:
+    """Recognise the routed ``blocks`` with :meth:`~ocrstack.parsing.engines.Recognizer.recognize_only`
+    (rapidocr: each block's crop; a cropping recognizer: as usual); sets each block's ``source``
+    (``server`` for a remote recognizer, else ``ocr``). Returns ``blocks``."""
     if not blocks:
         return []
-    read_lines = getattr(recognizer, "read_lines", None)
-    if not callable(read_lines):
-        out = recognizer.recognize(page, blocks)[: len(blocks)]
-        for b in out:
-            b.source = SOURCE_SERVER if remote else SOURCE_OCR
-        return out
-    margin = CROP_PAD * (page.dpi or 200) / 200
-    for b in blocks:
-        box = pad(b.bbox, margin, page.size)
-        if box[2] - box[0] < 2 or box[3] - box[1] < 2:
-            b.source = SOURCE_OCR
-            continue
-        crop = page.image.crop(tuple(round(v) for v in box))
-        lines = [
-            dataclasses.replace(
-                ln, bbox=(ln.bbox[0] + box[0], ln.bbox[1] + box[1], ln.bbox[2] + box[0], ln.bbox[3] + box[1])
-            )
-            for ln in read_lines(crop)
-        ]
-        # lines of the crop's margin that belong to neighbours are dropped (recovered extras)
-        assign_lines([b], lines, structured=bool(getattr(recognizer, "structured", False)))
-        b.source = SOURCE_OCR
-    return blocks
+    out = recognizer.recognize_only(page, blocks)
+    for b in out:
+        b.source = SOURCE_SERVER if recognizer.remote else SOURCE_OCR
+    return out
