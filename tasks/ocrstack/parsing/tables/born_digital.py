@@ -92,8 +92,13 @@ def words_in(chars: Sequence[Char], box: BBox, gap: float = 0.5) -> list[Word]:
 
 def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):  # noqa: ANN202
     """(rules_v, rules_h, finder cells) of the block from pdfplumber, in page pixels."""
+    import logging
+
     import pdfplumber
 
+    # pdfminer warns about font details PDFium handled (e.g. "Could not get FontBBox"): the
+    # text comes from PDFium, pdfplumber only gives the rules, so these would be noise on stderr
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     s = 1.0 / px_per_pt
     with pdfplumber.open(str(path), password=password or "") as pdf:
         page = pdf.pages[index]
