@@ -126,9 +126,13 @@ def test_readme_command_end_to_end_with_relative_paths(corpus, tmp_path, monkeyp
     data = json.loads((work / "out" / "intro.blocks.json").read_text())
     assert data["complete"] and data["layout"] == "rapid-layout" and data["recognizer"] == "rapidocr"
     assert data["pages"][0]["blocks"] and data["validation"]["ok"]
-    # rerun without --force: refused, output untouched
-    assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--no-progress"]) == 2
-    assert "--force" in capsys.readouterr().err
+    # the same command again: up to date, skipped (issue 10: rerun = resume, like make)
+    capsys.readouterr()
+    assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--no-progress"]) == 0
+    assert "up to date" in capsys.readouterr().err
+    # other settings: refused without --force, output untouched
+    assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--dpi", "150", "--no-progress"]) == 2
+    assert "--force" in capsys.readouterr().err and (work / "out" / "intro.md").read_text() == md
     # --force: page comes from the resume cache
     assert cli.main(["parse", "docs/intro.pdf", "-o", "out/", "--force", "--no-progress"]) == 0
     assert "1 from cache" in capsys.readouterr().err

@@ -129,11 +129,20 @@ def test_outputs_inside_an_input_directory_are_not_parsed_on_rerun(tmp_path: Pat
     assert [doc.source.name for doc in summary.documents] == ["a.tif"]
 
 
-def test_rerun_refuses_to_overwrite_without_force(tmp_path: Path):
+def test_rerun_is_up_to_date_and_other_settings_need_force(tmp_path: Path):
+    """Issue 10: the same command again is a no-op ("up to date", like make); an output made with
+    other settings or from another input is never replaced without --force."""
     _tiff(tmp_path / "doc.tif", 1)
     _run(tmp_path)
-    with pytest.raises(UsageError, match="already exists"):
+    md = (tmp_path / "out" / "doc.md").read_text()
+    summary, parser = _run(tmp_path)
+    assert summary.documents[0].up_to_date and parser.recognizer.calls == []
+    with pytest.raises(UsageError, match="already exists, made from other settings"):
+        _run(tmp_path, dpi=100)
+    _tiff(tmp_path / "doc.tif", 2)  # the input changed
+    with pytest.raises(UsageError, match="made from another input"):
         _run(tmp_path)
+    assert (tmp_path / "out" / "doc.md").read_text() == md
 
 
 def test_force_rerun_reuses_cached_pages(tmp_path: Path):

@@ -55,5 +55,14 @@ def _handle(args: argparse.Namespace) -> int:
         from ocrstack.scaleout import RayExecutor
 
         executor = RayExecutor(address)
-    pipeline.run(options, progress=not args.no_progress, executor=executor)
+    try:
+        pipeline.run(options, progress=not args.no_progress, executor=executor)
+    except KeyboardInterrupt:
+        from ocrstack.parsing import interrupts
+
+        # a page still in flight: end now with 130 instead of joining it (issue 10)
+        interrupts.exit_interrupted(
+            "ocrstack: finished pages are kept; rerun the same command to resume"
+        )
+        raise
     return 0

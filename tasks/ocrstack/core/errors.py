@@ -51,6 +51,14 @@ class UsageError(OcrstackError):
     exit_code = 2
 
 
+class OutputLocked(UsageError):
+    """Another ``ocrstack parse`` run holds the output document's lock (issue 10); names its pid.
+
+    Exit code 2 (a usage conflict: two runs into the same ``-o``) when it is the only input; in a
+    batch it is that document's failure and the others go on.
+    """
+
+
 class InputError(OcrstackError):
     """An input file is missing, unreadable, encrypted or too large."""
 

@@ -272,6 +272,16 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         cache="engine",
         help="keep headers, footers and page numbers",
     )
+    lock_timeout: float = opt.option(
+        600.0,
+        flags=("--lock-timeout",),
+        metavar="SECONDS",
+        convert=float,
+        minimum=0,
+        example="600",
+        help="how long to wait for an output document another parse run is writing; 0: do not "
+        "wait, report it as held (default: {default})",
+    )
     save_layout_images: bool = opt.option(
         False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs"
     )

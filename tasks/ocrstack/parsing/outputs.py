@@ -162,27 +162,55 @@ def ensure_output_dir(out_dir: Path) -> None:
         ) from None
 
 
-def check_overwrite(paths: OutputPaths, force: bool) -> None:
-    """Refuse to replace a finished output without ``force``.
+#: :func:`check_overwrite` verdicts.
+NEW, RESUME, UP_TO_DATE = "new", "resume", "up to date"
 
-    A finished output is ``NAME.md`` whose ``NAME.blocks.json`` says ``"complete": true``
-    (or is missing/unreadable). An incomplete one (pages failed or the run was
-    interrupted) is replaced by the resumed run.
+
+def check_overwrite(
+    paths: OutputPaths,
+    force: bool,
+    sha256: str | None = None,
+    key: str | None = None,
+    pages: list[int] | None = None,
+) -> str:
+    """Decide what a run does with an existing output, like ``make`` (issue 10).
+
+    Returns :data:`UP_TO_DATE` when ``NAME.md`` exists and its ``NAME.blocks.json`` says
+    ``"complete": true`` and was made from the same input (``sha256``), settings (``key``, the
+    settings hash) and 0-based ``pages`` (each compared only when given): nothing to do.
+    Returns :data:`RESUME` for an incomplete output (pages failed or the run was interrupted:
+    the resumed run replaces it) and for any output with ``force``; :data:`NEW` when there is
+    none. A finished output made from another input, other settings or other pages (or one
+    whose blocks.json is missing/unreadable) is never replaced silently.
 
     Raises:
-        UsageError: the output exists and ``force`` is false; names the file and the fix.
+        UsageError: a finished output that does not match and ``force`` is false; names the
+            file, what differs and the fix.
     """
-    if force or not paths.markdown.exists():
-        return
+    if not paths.markdown.exists():
+        return NEW
     try:
-        complete = bool(json.loads(paths.blocks_json.read_text(encoding="utf-8")).get("complete", True))
+        data = json.loads(paths.blocks_json.read_text(encoding="utf-8"))
+        complete = bool(data.get("complete", True))
     except (OSError, ValueError, AttributeError):
-        complete = True
-    if complete:
-        raise UsageError(
-            f"{paths.markdown} already exists",
-            "pass --force to overwrite it (finished pages are reused from the cache) or choose another -o",
-        )
+        data, complete = {}, True
+    if force:
+        return RESUME
+    if not complete:
+        return RESUME
+    differs = []
+    if sha256 is None or data.get("sha256") != sha256:
+        differs.append("another input")
+    if key is None or data.get("settings_hash") != key:
+        differs.append("other settings")
+    if pages is not None and [p.get("page", 0) - 1 for p in data.get("pages", [])] != pages:
+        differs.append("another page selection")
+    if not differs:
+        return UP_TO_DATE
+    raise UsageError(
+        f"{paths.markdown} already exists, made from {' and '.join(differs)}",
+        "pass --force to overwrite it (finished pages are reused from the cache) or choose another -o",
+    )
 
 
 def engine_versions() -> dict[str, str]:

@@ -17,28 +17,27 @@ protocol of :mod:`ocrstack.parsing.engines`.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocrstack.core.errors import (
-    CheckFailed,
     ConfigError,
     InputError,
     OcrstackError,
-    PartialSuccess,
     ServerRejected,
     ServerUnreachable,
     UsageError,
 )
 from ocrstack.core.results import Report
-from ocrstack.parsing import documents, outputs
-from ocrstack.parsing.assembly.markdown import render_document, summary
+from ocrstack.parsing import batch, doclock, documents, interrupts, outcomes, outputs
+from ocrstack.parsing.assembly.markdown import render_document
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
+from ocrstack.parsing.outcomes import DocumentSummary, RunSummary, summary_line
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.stages import CROP_PAD, FIGURE_PAD, STAGES, Parser, image_dpi
 from ocrstack.parsing.types import PageImage
@@ -56,84 +55,15 @@ __all__ = [
     "run",
     "RunSummary",
     "DocumentSummary",
+    "summary_line",
 ]
 
 #: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
 #: server or a missing model will not get better on the next page).
 FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
-
-
-@dataclass
-class DocumentSummary:
-    """What happened to one input."""
-
-    source: Path
-    markdown: Path
-    pages: int = 0
-    cached: int = 0
-    failed: int = 0
-    partial: int = 0  # pages with a failed block (Block.error): written, marked, retried on a rerun
-    seconds: float = 0.0
-    issues: list[str] = field(default_factory=list)
-    validation: Report | None = None
-
-    @property
-    def pages_per_second(self) -> float:
-        """Pages computed (not cached) per wall-clock second."""
-        done = self.pages - self.cached
-        return done / self.seconds if self.seconds > 0 and done > 0 else 0.0
-
-
-@dataclass
-class RunSummary:
-    """All inputs of one ``parse`` call."""
-
-    documents: list[DocumentSummary] = field(default_factory=list)
-
-    @property
-    def failed_pages(self) -> int:
-        return sum(d.failed for d in self.documents)
-
-    @property
-    def partial_pages(self) -> int:
-        """Pages written with at least one failed block (issue 10)."""
-        return sum(d.partial for d in self.documents)
-
-
-def summary_line(d: DocumentSummary) -> str:
-    """One line per input: pages, cache hits, failures, speed (or "all pages from cache": no
-    page was computed, so a rate would read as a misleading 0.00 pages/s), issues."""
-    speed = "all pages from cache" if d.pages and d.cached == d.pages else f"{d.pages_per_second:.2f} pages/s"
-    return (
-        f"{d.markdown}: {d.pages} page(s), {d.cached} from cache, {d.failed} failed, "
-        + (f"{d.partial} with failed blocks, " if d.partial else "")
-        + f"{speed}, "
-        + summary(d.issues, len(d.validation.failures()) if d.validation else d.failed, d.markdown)
-    )
-
-
-def _without_outputs(files: list[Path], inputs: tuple[Path, ...], out_dir: Path) -> list[Path]:
-    """Drop files found by walking a directory that lie inside the output directory (figure
-    crops and overlays of an earlier run must not become inputs when ``-o`` is inside an input
-    directory). Files named explicitly are kept.
-
-    Raises:
-        InputError: nothing is left to parse.
-    """
-    explicit = {Path(p).absolute() for p in inputs}
-    kept = [f for f in files if f in explicit or not f.absolute().is_relative_to(out_dir)]
-    if not kept:
-        raise InputError(
-            f"every input lies inside the output directory {out_dir}",
-            "choose an output directory outside the input directories (-o)",
-        )
-    return kept
-
-
-def _selected(path: Path, options: ParseOptions) -> list[int]:
-    n = documents.count_pages(path, options.password)
-    sel = documents.parse_page_range(options.pages, n)
-    return sel[: options.limit] if options.limit is not None else sel
+#: Problems of one document (unreadable, --pages beyond its end, output held or made from
+#: another input): with several inputs they fail that document only (issue 10).
+DOCUMENT_ERRORS = (InputError, UsageError)
 
 
 def _timed(it: Iterator[PageImage]) -> Iterator[tuple[PageImage, float]]:
@@ -153,78 +83,139 @@ def run(
     parser: Parser | None = None,
     executor: PageExecutor | None = None,
 ) -> RunSummary:
-    """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into ``options.output``.
+    """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into
+    ``options.output``, and ``ocrstack-report.json`` (:mod:`ocrstack.parsing.outcomes`).
 
-    Returns the summary when every page of every input succeeded and validated. ``parser``
-    replaces the providers built from ``options`` (tests, benchmarks); ``echo`` receives the
-    summary lines (default: stderr). ``executor`` computes the pages elsewhere (``--ray``:
-    :class:`ocrstack.scaleout.RayExecutor`); cache, assembly and outputs stay here, so the
-    Markdown is the same as without it.
+    Like ``make``: an input whose finished output matches its sha256, the settings and the page
+    selection is reported "up to date" and skipped; an interrupted one resumes from the page
+    cache; each document is done under its own lock (:mod:`ocrstack.parsing.doclock`), so a
+    second run into the same ``-o`` waits (``--lock-timeout``) instead of doing the work twice.
+    With several inputs a bad document (unreadable, ``--pages`` beyond its end, held by another
+    run, an output made from another input) becomes that document's failure and the others go
+    on. ``parser`` replaces the providers built from ``options`` (tests, benchmarks); ``echo``
+    receives the summary lines (default: stderr). ``executor`` computes the pages elsewhere
+    (``--ray``: :class:`ocrstack.scaleout.RayExecutor`); cache, assembly and outputs stay here.
+
+    Returns the summary when every document is ok.
 
     Raises:
-        InputError / UsageError: bad input or option, before any page is parsed (any option
-            out of its declared range, malformed --pages, unreadable files, an -o that is a file
-            or not writable, existing outputs without --force -- checked in that order).
+        InputError / UsageError: bad input or option before any page is parsed (a malformed
+            or out-of-range option, an -o that is a file or not writable); with one input also
+            its own problems (unreadable, --pages beyond its end, a finished output from another
+            input or settings without --force, :class:`OutputLocked`).
         ServerUnreachable / ServerRejected / ConfigError: stop the run at once.
-        PartialSuccess: some pages failed; everything else was written (rerun resumes).
-        CheckFailed: all pages parsed but the post-write validation failed (guide 6).
+        PartialSuccess: one input with failed pages or blocks, or several inputs and any
+            document not ok; everything else was written (rerun resumes).
+        CheckFailed: one input, all pages parsed but the post-write validation failed (guide 6).
+        KeyboardInterrupt: Ctrl-C (finished pages are in the page cache; see
+            :mod:`ocrstack.parsing.interrupts`).
     """
-    from tqdm import tqdm
-
     say = echo or (lambda s: print(s, file=sys.stderr))
     validate_options(options)
     out_dir = Path(options.output).absolute()
-    files = _without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
+    files = batch.without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
     names = outputs.output_names(files)
-    # option values first (page ranges), then the output directory, then "already exists":
-    # an existing output must not hide a bad option, and nothing is parsed before all pass
-    selections = {f: _selected(f, options) for f in files}
-    outputs.ensure_output_dir(out_dir)
+    single = len(files) == 1
+    done = RunSummary()
     plans = []
+    # option values first (page ranges), then the output directory, then existing outputs:
+    # an existing output must not hide a bad option
     for f in files:
         paths = outputs.OutputPaths(out_dir, names[f])
-        outputs.check_overwrite(paths, options.force)
-        plans.append((f, paths, selections[f]))
+        try:
+            plans.append((f, paths, batch.selected(f, options)))
+        except DOCUMENT_ERRORS as exc:
+            if single:
+                raise
+            done.documents.append(DocumentSummary(source=f, markdown=paths.markdown, error=exc))
+    outputs.ensure_output_dir(out_dir)
     parser = parser or Parser(options)
-    parser.layout.probe()
-    parser.recognizer.probe()
     settings_values = outputs.settings(options, parser.cache_fields())
     key = outputs.settings_hash(settings_values)
-    summary = RunSummary()
-    total = sum(len(sel) for _, _, sel in plans)
+    todo = []
+    for f, paths, sel in plans:
+        try:
+            fresh = batch.up_to_date(f, paths, sel, options.force, key)
+        except DOCUMENT_ERRORS as exc:
+            if single:
+                raise
+            fresh = DocumentSummary(source=f, markdown=paths.markdown, error=exc)
+        if fresh is None:
+            todo.append((f, paths, sel))
+        else:
+            done.documents.append(fresh)
+    try:
+        with interrupts.sigint_guard():
+            _parse_all(parser, todo, done, settings_values, key, single, say, progress, executor)
+    except BaseException as exc:
+        _sort(done, files)
+        stopped = "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
+        outcomes.write_report(out_dir, done, stopped=stopped)
+        raise
+    _sort(done, files)
+    return outcomes.conclude(done, out_dir, single, say)
+
+
+def _sort(done: RunSummary, files: list[Path]) -> None:
+    order = {f: n for n, f in enumerate(files)}
+    done.documents.sort(key=lambda d: order.get(d.source, len(order)))
+
+
+def _parse_all(
+    parser: Parser,
+    todo: list,
+    done: RunSummary,
+    settings_values: dict,
+    key: str,
+    single: bool,
+    say: Callable[[str], None],
+    progress: bool,
+    executor: PageExecutor | None,
+) -> None:
+    """Parse the documents of ``todo``, each under its lock; append their summaries to ``done``."""
+    from tqdm import tqdm
+
+    if not todo:
+        return
+    options = parser.options
+    parser.layout.probe()
+    parser.recognizer.probe()
+    total = sum(len(sel) for _, _, sel in todo)
     bar = tqdm(total=total, unit="page", disable=not progress, file=sys.stderr, dynamic_ncols=True)
     bar.failed = 0  # failures over all inputs, shown as a postfix next to pages done and pages/s
     bar.set_postfix(failed=0)
+
+    def failed(f: Path, paths: outputs.OutputPaths, exc: OcrstackError) -> None:
+        if single:
+            raise exc
+        done.documents.append(DocumentSummary(source=f, markdown=paths.markdown, error=exc))
+
     try:
-        if executor is not None:
-            summary.documents.extend(_run_with(executor, parser, plans, settings_values, key, bar))
-        else:
-            for f, paths, selected in plans:
-                summary.documents.append(_run_document(parser, f, paths, selected, settings_values, key, bar))
+        with contextlib.ExitStack() as held:
+            ready = []
+            for f, paths, sel in todo:
+                try:
+                    if executor is not None:  # all documents at once: hold every lock now
+                        held.enter_context(doclock.hold(paths, options.lock_timeout, say))
+                        ready.append((f, paths, sel))
+                        continue
+                    with doclock.hold(paths, options.lock_timeout, say):
+                        # checked again under the lock: another run may have finished it meanwhile
+                        fresh = batch.up_to_date(f, paths, sel, options.force, key)
+                        if fresh is not None:
+                            bar.update(len(sel))
+                            done.documents.append(fresh)
+                            continue
+                        done.documents.append(_run_document(parser, f, paths, sel, settings_values, key, bar))
+                except DOCUMENT_ERRORS as exc:
+                    failed(f, paths, exc)
+            if executor is not None and ready:
+                done.documents.extend(_run_with(executor, parser, ready, settings_values, key, bar))
     finally:
         bar.close()
-        parser.recognizer.close()
-        parser.layout.close()
-    failed_validation = []
-    for d in summary.documents:
-        say(summary_line(d))
-        if d.validation is not None:
-            say(d.validation.to_text())
-            if not d.validation.ok:
-                failed_validation.append(d)
-    if summary.failed_pages or summary.partial_pages:
-        partial = f", {summary.partial_pages} page(s) with failed blocks" if summary.partial_pages else ""
-        raise PartialSuccess(
-            f"{summary.failed_pages} page(s) failed{partial}; the rest was written",
-            "see the page and block errors above and in NAME.blocks.json (blocks with status failed); "
-            "rerun the same command to retry only those",
-        )
-    if failed_validation:
-        raise CheckFailed(
-            f"output validation failed for {', '.join(str(d.markdown) for d in failed_validation)}",
-            "see the failed checks above (page and block named)",
-        )
-    return summary
+        if not (interrupts.STOP.is_set() and interrupts.busy_workers()):
+            parser.recognizer.close()  # else a page in flight may hold the engine: the CLI exits now
+            parser.layout.close()
 
 
 def _open_document(
@@ -291,30 +282,37 @@ def _run_document(
         pages = documents.iter_pages(
             source, pages=spec, dpi=options.dpi, password=options.password, max_pixels=options.max_pixels
         )
-        workers = parser.workers
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ocrstack-page") as pool:
-            inflight: dict[Future, int] = {}
-            render_time: dict[int, float] = {}
-            try:
-                for page, dt in _timed(pages):
-                    render_time[page.index] = dt
-                    inflight[pool.submit(parser.parse_page, page, paths)] = page.index
-                    while len(inflight) >= parser.pages_in_flight:
-                        done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-                        for fut in done:
-                            finish(fut, inflight.pop(fut))
-                for fut in list(inflight):
-                    finish(fut, inflight.pop(fut))
-            except BaseException:
-                for fut in inflight:
-                    fut.cancel()
-                raise
-            finally:
-                pages.close()
+        pool = ThreadPoolExecutor(max_workers=parser.workers, thread_name_prefix=interrupts.WORKER_PREFIX)
+        inflight: dict[Future, int] = {}
+        render_time: dict[int, float] = {}
+        try:
+            for page, dt in _timed(pages):
+                render_time[page.index] = dt
+                inflight[pool.submit(_parse_page, parser, page, paths)] = page.index
+                while len(inflight) >= parser.pages_in_flight:
+                    done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        finish(fut, inflight.pop(fut))
+            for fut in list(inflight):
+                finish(fut, inflight.pop(fut))
+        except BaseException as exc:
+            # Ctrl-C: do not wait for pages in flight (the CLI ends the process, issue 10);
+            # pages not started are cancelled, finished ones are in the page cache already
+            pool.shutdown(wait=not isinstance(exc, KeyboardInterrupt), cancel_futures=True)
+            raise
+        finally:
+            pages.close()
+        pool.shutdown(wait=True)
         for i, dt in render_time.items():
             if i in work.results:
                 work.results[i].timings["render"] = dt
     return _write_document(parser, work, settings_values, key)
+
+
+def _parse_page(parser: Parser, page: PageImage, paths: outputs.OutputPaths) -> PageResult:
+    """One page in a worker thread; not started once the run is stopping (Ctrl-C)."""
+    interrupts.check()
+    return parser.parse_page(page, paths)
 
 
 def _run_with(

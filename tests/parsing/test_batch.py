@@ -1,0 +1,193 @@
+"""Batches (issue 10): per-document outcomes, the report, rerun = resume, --pages per file.
+
+Fake layout/recognizer on generated TIFFs (no OCR): the batch logic is what is tested here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+from ocrstack import cli
+from ocrstack.core.errors import InputError, PartialSuccess, UsageError
+from ocrstack.parsing import outcomes, pipeline
+from ocrstack.parsing.engines import LayoutProvider, Recognizer
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.types import Block, Category, PageImage
+
+
+class FakeLayout(LayoutProvider):
+    name = "fake-layout"
+    gives_order = False
+
+    def detect(self, page: PageImage) -> list[Block]:
+        w, h = page.size
+        return [Block((0, 0, w, h), Category.TEXT, 0.9, 0, "text")]
+
+
+class FakeRecognizer(Recognizer):
+    name = "fake-ocr"
+    structured = False
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        self.calls.append((Path(page.source).name, page.index))
+        for b in blocks:
+            b.text = f"words of {Path(page.source).stem} page {page.index + 1}"
+        return blocks
+
+
+def _tiff(path: Path, n: int) -> Path:
+    frames = []
+    for k in range(n):
+        im = Image.new("RGB", (200, 160), "white")
+        ImageDraw.Draw(im).rectangle((20, 90, 180, 150), fill=(k * 40, 80, 160))
+        frames.append(im)
+    frames[0].save(path, save_all=True, append_images=frames[1:])
+    return path
+
+
+def _parser(options: ParseOptions) -> pipeline.Parser:
+    parser = pipeline.Parser.__new__(pipeline.Parser)
+    parser.options, parser.layout, parser.recognizer = options, FakeLayout(), FakeRecognizer()
+    return parser
+
+
+def _run(options: ParseOptions, lines: list[str] | None = None):
+    parser = _parser(options)
+    say = lines.append if lines is not None else (lambda _s: None)
+    return pipeline.run(options, progress=False, echo=say, parser=parser), parser
+
+
+def _bad_batch(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _tiff(docs / "a.tif", 2)
+    _tiff(docs / "e.tif", 2)
+    (docs / "b.pdf").write_bytes(b"")  # empty
+    (docs / "c.pdf").write_text("just some notes, renamed\n")  # a text file renamed .pdf
+    _tiff(docs / "d.tif", 1)  # too short for --pages 2
+    return docs
+
+
+def test_rerun_of_an_interrupted_batch_resumes_and_reports_up_to_date(tmp_path: Path):
+    """Problem 1: the first file finished, the second did not -> the same command again exits 0,
+    the first is reported up to date (nothing parsed), the second is parsed."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _tiff(docs / "a.tif", 2)
+    _tiff(docs / "b.tif", 2)
+    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
+    _run(options)
+    out = tmp_path / "out"
+    a_md = (out / "a.md").read_text()
+    (out / "b.md").unlink()  # as if the run had been stopped while b was in flight
+    (out / "b.blocks.json").unlink()
+    lines: list[str] = []
+    summary, parser = _run(options, lines)
+    a, b = summary.documents
+    assert a.up_to_date and a.status == "ok" and not b.up_to_date and b.status == "ok"
+    assert parser.recognizer.calls == [] and b.cached == 2  # b's finished pages: from the page cache
+    assert any("a.md: up to date" in s for s in lines), lines
+    assert (out / "a.md").read_text() == a_md and (out / "b.md").is_file()
+    report = json.loads((out / "ocrstack-report.json").read_text())
+    assert report["summary"] == {"ok": 2, "partial": 0, "failed": 0, "up_to_date": 1}
+
+
+def test_a_batch_goes_on_past_bad_documents_and_names_each(tmp_path: Path):
+    """Problems 2 and 5: empty b.pdf, a text file renamed c.pdf and a 1-page d.tif with --pages 2
+    each get their own line (path + fix); a.tif and e.tif are written; summary and report."""
+    docs = _bad_batch(tmp_path)
+    out = tmp_path / "out"
+    lines: list[str] = []
+    with pytest.raises(PartialSuccess, match="2 ok, 0 partial, 3 failed") as err:
+        _run(ParseOptions(inputs=(docs,), output=out, pages="2"), lines)
+    assert err.value.exit_code == 7 and "rerun the same command" in err.value.remedy
+    assert "words of a page 2" in (out / "a.md").read_text() and (out / "e.md").is_file()
+    failed = [s for s in lines if s.startswith("FAILED ")]
+    for name in ("b.pdf", "c.pdf", "d.tif"):
+        (line,) = [s for s in failed if str(docs / name) in s]
+        assert "-- fix:" in line, line
+    (d_line,) = [s for s in failed if "d.tif" in s]
+    assert "beyond the last page (1)" in d_line
+    assert any(s.startswith("ocrstack parse: 2 ok, 0 partial, 3 failed") for s in lines), lines
+    report = json.loads((out / outcomes.REPORT_NAME).read_text())
+    assert report["summary"] == {"ok": 2, "partial": 0, "failed": 3, "up_to_date": 0}
+    status = {Path(d["source"]).name: (d["status"], d["error"]) for d in report["documents"]}
+    assert [n for n, (s, _) in status.items() if s == "ok"] == ["a.tif", "e.tif"]
+    assert status["b.pdf"][0] == "failed" and "empty" in status["b.pdf"][1]
+    assert not list(out.glob("ocrstack-report.json.*"))  # atomic write left no temporary file
+
+
+def test_the_bad_batch_exits_7_on_the_command_line(tmp_path: Path, monkeypatch, capsys):
+    docs = _bad_batch(tmp_path)
+    class FakeParser(pipeline.Parser):
+        def __init__(self, options: ParseOptions) -> None:
+            self.options, self.layout, self.recognizer = options, FakeLayout(), FakeRecognizer()
+
+    monkeypatch.setattr(pipeline, "Parser", FakeParser)
+    argv = ["parse", str(docs), "-o", str(tmp_path / "out"), "--pages", "2", "--no-progress"]
+    assert cli.main(argv) == 7
+    err = capsys.readouterr().err
+    assert "2 ok, 0 partial, 3 failed" in err and err.count("FAILED ") == 3, err
+    # rerun: good documents up to date, the same three named again
+    assert cli.main(argv) == 7
+    err = capsys.readouterr().err
+    assert "2 ok (2 up to date), 0 partial, 3 failed" in err, err
+
+
+def test_partial_document_in_a_batch_is_partial(tmp_path: Path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _tiff(docs / "a.tif", 1)
+    _tiff(docs / "b.tif", 2)
+
+    class FailsB(FakeRecognizer):
+        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+            if Path(page.source).name == "b.tif" and page.index == 1:
+                raise RuntimeError("cannot read this page")
+            return super().recognize(page, blocks)
+
+    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
+    parser = _parser(options)
+    parser.recognizer = FailsB()
+    lines: list[str] = []
+    with pytest.raises(PartialSuccess, match="1 ok, 1 partial, 0 failed"):
+        pipeline.run(options, progress=False, echo=lines.append, parser=parser)
+    assert any(s.startswith(f"PARTIAL {docs / 'b.tif'}: 1 of 2 page(s) failed") for s in lines), lines
+
+
+def test_one_input_keeps_its_own_exit_codes(tmp_path: Path):
+    """A single document fails as before: its own error class (exit 3 for a bad file, 2 for
+    --pages beyond its end) -- and the --pages message names the file (problem 5)."""
+    empty = tmp_path / "b.pdf"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match="b.pdf"):
+        _run(ParseOptions(inputs=(empty,), output=tmp_path / "out"))
+    two = _tiff(tmp_path / "two.tif", 2)
+    with pytest.raises(UsageError) as err:
+        _run(ParseOptions(inputs=(two,), output=tmp_path / "out", pages="99"))
+    assert err.value.exit_code == 2
+    assert str(err.value).startswith(f"{two}: page 99") and "beyond the last page (2)" in str(err.value)
+
+
+def test_an_output_from_another_input_fails_only_that_document(tmp_path: Path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _tiff(docs / "a.tif", 1)
+    _tiff(docs / "b.tif", 1)
+    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
+    _run(options)
+    _tiff(docs / "a.tif", 2)  # a changed since its output was made
+    lines: list[str] = []
+    with pytest.raises(PartialSuccess, match="1 ok"):
+        _run(options, lines)
+    assert any("a.md already exists, made from another input" in s and "--force" in s for s in lines)
+    summary, parser = _run(dataclasses.replace(options, force=True))
+    assert [d.status for d in summary.documents] == ["ok", "ok"]
