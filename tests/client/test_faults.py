@@ -43,7 +43,8 @@ def _complete(out: Path, name: str) -> bool:
 
 def test_a_2s_503_burst_at_concurrency_4_does_not_abort(tmp_path: Path) -> None:
     doc = make_tiff(tmp_path / "doc.tiff", 12)
-    with FakeOpenAIServer(latency=0.05, burst_after=3, burst_seconds=2.0) as srv:
+    # the burst starts while four blocks are generating (0.3 s each): all four fail together
+    with FakeOpenAIServer(latency=0.3, burst_after=4, burst_seconds=2.0) as srv:
         code, err = run_cli([doc], tmp_path / "out", [srv.url], "--concurrency", "4")
         failed = srv.chat_count - len([r for r in srv.requests if r.finished])
     assert code == 0, err
@@ -94,7 +95,7 @@ def test_server_killed_and_restarted_mid_run_continues(tmp_path: Path) -> None:
     while len(block_requests([first])) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     first.kill()  # requests in flight get no answer, new connections are refused
-    time.sleep(1.5)
+    time.sleep(4.0)  # longer than the old client survived (4 faults in a row by ~3.5 s)
     second = FakeOpenAIServer(port, latency=0.1).start()
     try:
         runner.join(timeout=60)

@@ -118,7 +118,7 @@ def burst(work: Path, pages: int = 16) -> FaultRow:
     """A 2 s burst of 503 starting at the 4th request, ``--concurrency 4``."""
     doc = make_tiff(work / "burst.tiff", pages)
     start = time.monotonic()
-    with FakeOpenAIServer(latency=LATENCY, burst_after=4, burst_seconds=2.0) as srv:
+    with FakeOpenAIServer(latency=0.3, burst_after=4, burst_seconds=2.0) as srv:  # 4 in flight fail together
         code, err = run_cli([doc], work / "out-burst", [srv.url], "--concurrency", "4")
         total = srv.chat_count
     lost = pages_lost(work / "out-burst" / "burst.blocks.json", pages)
@@ -143,7 +143,7 @@ def poison(work: Path, pages: int = 8) -> FaultRow:
     return row
 
 
-def restart(work: Path, pages: int = 16, down: float = 2.0) -> FaultRow:
+def restart(work: Path, pages: int = 16, down: float = 4.0) -> FaultRow:
     """The only server dies (:meth:`FakeOpenAIServer.kill`: requests in flight get no answer) after
     a quarter of the pages and is back on the same port ``down`` s later."""
     doc = make_tiff(work / "restart.tiff", pages)

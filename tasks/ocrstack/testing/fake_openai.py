@@ -16,8 +16,9 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
 * ``probe_latency``: latency for ``max_tokens <= 1`` requests (a readiness probe has no
   decode phase on a real server); default: same as ``latency``;
 * ``burst_after`` + ``burst_seconds`` (+ ``burst_status``): when the Nth chat request arrives,
-  every chat request (probes included) answers ``burst_status`` for ``burst_seconds`` s (a 5xx
-  burst; :meth:`FakeOpenAIServer.fail_for` starts one at once);
+  every chat request answering in the next ``burst_seconds`` s -- those already in flight, new
+  ones and probes -- answers ``burst_status`` (a 5xx burst; :meth:`FakeOpenAIServer.fail_for`
+  starts one at once);
 * ``poison_nth``: the image of the Nth block request (``max_tokens > 1``) is poison: that request
   and every later one with the same image answer 500, whatever else happens (issue 10);
   :meth:`FakeOpenAIServer.cure` forgets the poison;
@@ -343,6 +344,9 @@ class FakeOpenAIServer:
                 if server._killed:  # crashed while generating: no answer
                     self.close_connection = True
                     self.connection.close()
+                    return
+                if time.monotonic() < server._burst_until:  # a burst fails the requests in flight too
+                    self._send(cfg.burst_status, {"error": {"message": f"simulated {cfg.burst_status}"}})
                     return
                 text = cfg.reply(body, size)
                 rec.finished = time.monotonic()
