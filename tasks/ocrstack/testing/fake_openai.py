@@ -25,11 +25,9 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
 * ``warmup_seconds``: for that long after start, ``/health`` and chat answer 503 (a server
   still loading its model);
 * ``retry_after``: seconds sent as ``Retry-After`` on every simulated 5xx/429;
-* ``metrics``: ``"vllm"`` or ``"sglang"`` serves ``GET /metrics`` in that engine's Prometheus
-  names (vLLM: ``vllm:num_requests_running``/``_waiting``, ``vllm:kv_cache_usage_perc``; SGLang:
-  ``sglang:num_running_reqs``, ``sglang:num_queue_reqs``, ``sglang:token_usage``) with the
-  requests really generating/queued here plus ``extra_running``/``extra_waiting`` (another
-  client's load) and ``kv_usage``; None: ``/metrics`` is 404 (llama.cpp without ``--metrics``);
+* ``metrics``: ``"vllm"``/``"sglang"``: ``GET /metrics`` in that engine's names
+  (:func:`metrics_text`): requests generating/queued here plus ``extra_running``/``extra_waiting``
+  (another client's load) and ``kv_usage``; None: 404 (llama.cpp without ``--metrics``);
 * ``delay``: ``f(body, image_size) -> seconds`` per request, replacing ``latency``;
 * ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
   test can see which crop size and prompt the server received. :func:`prompt_replay` builds one
