@@ -58,3 +58,10 @@ def test_unreachable_cluster_address_fails_in_seconds() -> None:
     assert f"--ray 127.0.0.1:{port}" in err.value.message
     with pytest.raises(ServerUnreachable):
         _check_reachable(f"ray://127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize(("cpus", "actors"), [(1, 1), (2, 1), (4, 3), (10, 8), (64, 48)])
+def test_layout_pool_leaves_cpus_for_rendering(cpus: int, actors: int) -> None:
+    from ocrstack.scaleout.executor import default_layout_actors
+
+    assert default_layout_actors(cpus) == actors

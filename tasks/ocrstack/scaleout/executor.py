@@ -47,8 +47,8 @@ class RayExecutor:
         address: ``local`` (start a Ray on 127.0.0.1 for this run and stop it after), ``auto``,
             ``HOST:PORT`` or ``ray://HOST:PORT``; ignored when Ray is already initialised in this
             process (tests, the API service), which is then used and left running.
-        layout_actors: size of the layout actor pool (default: the cluster's CPUs minus one for
-            render tasks, at least 1).
+        layout_actors: size of the layout actor pool (default: :func:`default_layout_actors`
+            of the cluster's CPUs).
         num_cpus: CPUs of a local Ray (default: all of this machine's).
         keep_ray: leave a Ray this executor started running after the run (the API service: one
             Ray for all jobs, stopped when the process exits); False stops it (``ocrstack parse``).
@@ -68,6 +68,7 @@ class RayExecutor:
         self.keep_ray = keep_ray
         #: Seconds the last run spent starting its actors (engines built, servers probed).
         self.start_seconds = 0.0
+        self._cpu = 1.0  # CPUs requested per layout actor and per render task
         #: Actor handles of the last run (tests kill them to prove pages are not lost).
         self.actors: list[Any] = []
         self.recognition_actor: Any = None
@@ -141,10 +142,12 @@ class RayExecutor:
         options = parser.options
         remote = parser.recognizer.remote
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        n = self.layout_actors or max(1, cpus - 1)
+        # a one-CPU cluster: half a CPU for the layout actor, half for the render tasks
+        self._cpu = 1.0 if cpus >= 2 else 0.5
+        n = self.layout_actors or default_layout_actors(cpus)
         actor_cls = ray.remote(PageWorker)
         restart = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
-        self.actors = [actor_cls.options(num_cpus=1, **restart).remote(options) for _ in range(n)]
+        self.actors = [actor_cls.options(num_cpus=self._cpu, **restart).remote(options) for _ in range(n)]
         self.recognition_actor = None
         starts = [a.start.remote(not remote) for a in self.actors]
         if remote:
@@ -168,7 +171,7 @@ class RayExecutor:
             return
         self._start_actors(ray, parser)
         o = parser.options
-        render_task = ray.remote(render).options(num_cpus=1, max_retries=MAX_RETRIES)
+        render_task = ray.remote(render).options(num_cpus=self._cpu, max_retries=MAX_RETRIES)
         limit = self.in_flight(parser, len(self.actors))
         load = dict.fromkeys(range(len(self.actors)), 0)
         inflight: dict[Any, tuple[DocumentWork, int, int]] = {}
@@ -202,6 +205,12 @@ class RayExecutor:
                 except Exception as exc:  # noqa: BLE001 - page_done decides: fatal or one failed page
                     outcome = exc
                 page_done(w, i, outcome)
+
+
+def default_layout_actors(cpus: int) -> int:
+    """Layout actors for a cluster of ``cpus`` CPUs: each holds one CPU; a quarter of the CPUs (at
+    least one) stays free for the render tasks, so rendering never waits for a layout actor."""
+    return max(1, cpus - max(1, cpus // 4))
 
 
 #: Seconds to wait for a TCP connection to a cluster address before giving up (Ray itself retries
