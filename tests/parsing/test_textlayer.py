@@ -203,3 +203,21 @@ def test_layer_lines_hold_every_word_of_the_dev_pages_in_stream_order(corpus):
         text = "\n".join(ln.text for ln in build_lines(page_text(pdf, i, _page(pdf, i, 50).size).chars))
         assert word_recall(truth, text) == 1.0, stem
         assert sequence_similarity(truth, text) == 1.0, stem
+
+
+def test_page_numbers_beside_page_numbers_join_once():
+    """Layer lines split at wide gaps, so a contents row can hold two number lines; joining the
+    left one into its neighbour first must not make the right one's join fail (ValueError)."""
+    from ocrstack.parsing.recognition.lines import Line, merge_toc_numbers
+
+    rows = [("Intro", "3", "4"), ("Usage", "6", "5")]
+    lines = []
+    for y, (title, a, b) in enumerate(rows):
+        top = 40 * y
+        lines += [
+            Line((0, top, 100, top + 20), title, 1.0),
+            Line((200, top, 210, top + 20), a, 1.0),
+            Line((300, top, 310, top + 20), b, 1.0),
+        ]
+    out = merge_toc_numbers(lines)
+    assert sorted(ln.text for ln in out) == ["3 4", "6 5", "Intro", "Usage"]

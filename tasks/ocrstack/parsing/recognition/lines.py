@@ -326,6 +326,8 @@ def merge_toc_numbers(lines: list[Line]) -> list[Line]:
     ]
     out = list(lines)
     for ln in sorted(nums, key=lambda x: -x.bbox[0]):
+        if not any(x is ln for x in out):
+            continue  # already joined as the left part of a number further right
         b = ln.bbox
         cands = [
             x
@@ -340,8 +342,7 @@ def merge_toc_numbers(lines: list[Line]) -> list[Line]:
         merged = Line(
             union([left.bbox, b]), f"{left.text} {ln.text.strip()}", min(left.score, ln.score), toc=True
         )
-        out[out.index(left)] = merged
-        out.remove(ln)
+        out = [merged if x is left else x for x in out if x is not ln]  # by identity: equal lines repeat
     return out
 
 
