@@ -16,6 +16,7 @@ Exit codes:
     8  an external step (build, install, download) failed (StepFailed)
     9  missing tool, model or configuration (ConfigError)
     10 a served model's layout answer cannot be read (LayoutAnswerError; per page in a run)
+    11 one request kept failing while the servers answered others (RequestFailed; per block in a run)
 """
 
 from __future__ import annotations
@@ -77,11 +78,6 @@ class ServerUnreachable(OcrstackError):
     exit_code = 5
 
 
-class RequestFailed(ServerUnreachable):
-    """One request (a layout block) kept failing while the servers answered others (issue 10): the
-    parse marks that block failed and goes on; the document ends as a partial success."""
-
-
 class ServerRejected(OcrstackError):
     """The server answered with a 4xx; never retried (guide 8)."""
 
@@ -123,3 +119,14 @@ class LayoutAnswerError(OcrstackError):
     """
 
     exit_code = 10
+
+
+class RequestFailed(OcrstackError):
+    """One request (a layout block) kept failing while the servers answered others (issue 10).
+
+    The parse marks that block failed (``status: failed`` in blocks.json, a visible line in the
+    Markdown) and goes on; the document ends as a partial success (exit 7). Its own code 11 is
+    what a caller that lets it escape exits with. Not a ``ServerUnreachable``: the servers are up.
+    """
+
+    exit_code = 11
