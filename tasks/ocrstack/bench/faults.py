@@ -21,7 +21,8 @@ always answers 500; exit 7, then the server is cured and the same command reruns
 :func:`routing_split` measures load-aware routing: two servers with vLLM-format ``/metrics``, one
 reporting ``extra_waiting`` queued requests of another client; the share of blocks each received.
 
-Run: ``python -m ocrstack.bench.faults`` prints both tables.
+Run: ``python -m ocrstack.bench.faults`` prints both tables; :func:`fault_rows` and
+:func:`routing_rows` are ``ocrstack bench`` sections (``(opts, work) -> list[Row]``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ocrstack.bench.results import Row
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 #: Fake generation time per request (s).
@@ -229,6 +231,33 @@ def routing_split(
         seconds = time.monotonic() - start
         a, b = len(idle.requests), len(loaded.requests)
     return {"idle": a, "loaded": b, "loaded_share": b / max(1, a + b), "seconds": seconds, "modes": modes}
+
+
+def fault_rows(opts: Any, work: Path) -> list[Row]:
+    """Bench section (``ocrstack bench``): one row per scenario, ``value`` = pages lost (target 0),
+    the other columns in ``detail``. ``opts`` (:class:`~ocrstack.bench.results.BenchOptions`) is
+    unused: the scenarios have fixed sizes (about 20 s in all)."""
+    rows = []
+    for r in fault_table(work):
+        ok = r.pages_lost == 0 and r.exit_code in ("0", "7 -> 0")
+        detail = f"requests {r.requests}, retries {r.retries}, exit code {r.exit_code}, {r.seconds:.1f} s"
+        rows.append(
+            Row(f"faults: {r.scenario}", r.pages_lost, "pages lost", "0", "meets" if ok else "misses", detail)
+        )
+    return rows
+
+
+def routing_rows(opts: Any, work: Path) -> list[Row]:
+    """Bench section: share of blocks the loaded server received with ``--routing auto`` and with
+    in-flight counting only (:func:`routing_split`, 80 blocks, 20 requests queued on it)."""
+    rows = []
+    for mode in ("auto", "inflight"):
+        split = routing_split(routing_mode=mode)
+        detail = f"idle {split['idle']} / loaded {split['loaded']} blocks, {split['seconds']:.2f} s"
+        rows.append(
+            Row(f"routing {mode}: loaded server's share", split["loaded_share"], "of blocks", detail=detail)
+        )
+    return rows
 
 
 def main() -> int:
