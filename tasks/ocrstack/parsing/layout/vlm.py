@@ -87,6 +87,8 @@ class VlmLayout(LayoutProvider):
                     timeout=s.request_timeout,
                     retries=s.retries,
                     api_key=s.api_key,
+                    progress_timeout=s.progress_timeout,
+                    routing_mode=s.routing,
                 )
             return self._dispatcher
 
