@@ -115,7 +115,7 @@ def test_a_wrong_api_flag_is_an_error(deploy_copy: Path) -> None:
     from ocrstack.deploying import kustomize
 
     docs = kustomize.build(deploy_copy / "k8s" / "overlays" / "dspark")
-    errors, _pending = checks.cli_problems(deploy_copy, docs, build_parser())
+    errors = checks.cli_problems(deploy_copy, docs, build_parser())
     assert len(errors) == 1 and "--data-directory" in errors[0]
     assert errors[0].startswith("Deployment/ocrstack-api container api:")
 

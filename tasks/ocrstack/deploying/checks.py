@@ -12,7 +12,7 @@ Checks, in order (one :class:`~ocrstack.core.results.Check` each):
   ``--port`` equals its ``http`` containerPort, and the startupProbe allows at least
   ``serve.first-start-seconds`` (envs/versions.yaml; guide 4.4).
 * ``cli-args``: every ``ocrstack ...`` command in the manifests, compose and Dockerfile CMDs parses
-  with this package's CLI (a warning while ``parse --ray`` does not exist yet).
+  with this package's CLI.
 * ``compose``: the compose-spec schema, a GPU reservation on vllm, vllm's command equal to the
   rendered profile argv, Prometheus scraping both /metrics endpoints, build files present.
 """
@@ -153,20 +153,14 @@ def ocrstack_calls(deploy: Path, docs: list[dict[str, Any]]) -> list[tuple[str, 
     return [(w, argv) for w, argv in calls if argv[:1] == ["ocrstack"]]
 
 
-def cli_problems(
-    deploy: Path, docs: list[dict[str, Any]], parser: argparse.ArgumentParser
-) -> tuple[list[str], list[str]]:
-    """(errors, pending): ``ocrstack`` commands the CLI rejects. ``parse --ray`` (issue 13 item 1)
-    rejected only for ``--ray`` itself is pending, not an error, until that option exists."""
-    errors, pending = [], []
+def cli_problems(deploy: Path, docs: list[dict[str, Any]], parser: argparse.ArgumentParser) -> list[str]:
+    """``ocrstack`` commands in ``deploy`` (and ``docs``) that ``parser`` rejects, one line each."""
+    errors = []
     for where, argv in ocrstack_calls(deploy, docs):
         err = cli_error(argv, parser)
-        if err is None:
-            continue
-        line = f"{where}: `{proc.quote(argv)}`: {err}"
-        ray_missing = argv[1:2] == ["parse"] and "--ray" in argv and "unrecognized arguments: --ray" in err
-        (pending if ray_missing else errors).append(line)
-    return errors, pending
+        if err is not None:
+            errors.append(f"{where}: `{proc.quote(argv)}`: {err}")
+    return errors
 
 
 def _container(docs: list[dict[str, Any]], deployment: str, name: str) -> dict[str, Any] | None:
@@ -299,13 +293,8 @@ def run_all(
         report.add(
             _check(f"k8s:{overlay}", errors, f"{len(docs)} objects valid", "fix the manifest fields shown")
         )
-    errors, pending = cli_problems(deploy, kustomize.build(deploy / "k8s" / "overlays" / first), parser)
-    if errors or not pending:
-        report.add(
-            _check("cli-args", errors, "every ocrstack command parses with this CLI", "fix the arguments")
-        )
-    else:
-        report.add(Check("cli-args", Status.WARN, "; ".join(pending), "lands with `ocrstack parse --ray`"))
+    errors = cli_problems(deploy, kustomize.build(deploy / "k8s" / "overlays" / first), parser)
+    report.add(_check("cli-args", errors, "every ocrstack command parses with this CLI", "fix the arguments"))
     report.add(
         _check(
             "compose",
