@@ -104,6 +104,7 @@ def test_server_killed_and_restarted_mid_run_continues(tmp_path: Path) -> None:
         assert code == 0, err
         assert len(block_requests([second])) >= 12 - len(block_requests([first]))
         assert "re-sent" in err  # the requests caught by the kill were sent again
+        assert f"{first.url} leaves the rotation" in err and f"{first.url} answers again" in err
     finally:
         second.stop()
     assert all(b["text"] for b in _blocks(tmp_path / "out", "doc"))

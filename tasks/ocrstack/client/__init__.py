@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from ocrstack.client.body import chat_body, is_grey, png_data_url, tiny_png
 from ocrstack.client.chat import Completion, chat_once, post_chat
-from ocrstack.client.dispatch import BACKOFF_BASE, BACKOFF_MAX, PROGRESS_TIMEOUT, Dispatcher, JobGroup
+from ocrstack.client.dispatch import BACKOFF_BASE, BACKOFF_MAX, PROGRESS_TIMEOUT, Dispatcher
 from ocrstack.client.http import CHAT_PATH, CONNECT_TIMEOUT, base_url, curl_hint, make_client
+from ocrstack.client.jobs import JobGroup
 from ocrstack.client.probe import ProbeResult, probe, probe_servers
 from ocrstack.client.rejections import rejection_cause, server_message
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -38,6 +38,7 @@ from ocrstack.client import routing
 from ocrstack.client.breaker import Breaker
 from ocrstack.client.chat import Completion, post_chat
 from ocrstack.client.http import base_url, curl_hint, make_client
+from ocrstack.client.jobs import Job, JobGroup
 from ocrstack.client.probe import recheck
 from ocrstack.core import retry
 from ocrstack.core.errors import RequestFailed, ServerRejected, ServerUnreachable, UsageError
@@ -51,28 +52,6 @@ BACKOFF_MAX = 8.0
 PROGRESS_TIMEOUT = 600.0
 #: Scheduler wake-up period (s): cool-downs, stalls.
 TICK = 0.05
-
-
-class JobGroup:
-    """Jobs that belong together (one page); cancelling fails the not-yet-sent ones at once."""
-
-    def __init__(self) -> None:
-        self.error: BaseException | None = None
-
-    def cancel(self, error: BaseException) -> None:
-        """Fail every job of this group that has not been sent yet with ``error``."""
-        if self.error is None:
-            self.error = error
-
-
-@dataclass
-class _Job:
-    body: dict[str, Any]
-    future: Future[Completion]
-    group: JobGroup | None
-    attempts: int = 0
-    strikes: int = 0
-    errors: list[str] = field(default_factory=list)
 
 
 class _Server:
@@ -102,6 +81,7 @@ class Dispatcher:
             requests fail with ``ServerUnreachable``.
         routing_mode: ``auto`` (read ``/metrics``) or ``inflight`` (count our requests only).
         metrics_interval: seconds between two ``/metrics`` scrapes of one server.
+        notice: receives one line when a server leaves or rejoins the rotation (default: stderr).
 
     Thread-safe; :meth:`submit` returns a Future. Call :meth:`close` when done (or use ``with``).
     Raises:
@@ -122,6 +102,7 @@ class Dispatcher:
         progress_timeout: float = PROGRESS_TIMEOUT,
         routing_mode: str = "auto",
         metrics_interval: float = routing.POLL_INTERVAL,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         if not urls:
             raise UsageError("no server URL given", "pass --server-url http://HOST:PORT (repeatable)")
@@ -146,7 +127,8 @@ class Dispatcher:
         )
         self.retried = 0
         self.given_up = 0
-        self._queue: collections.deque[_Job] = collections.deque()
+        self._notice = notice or (lambda text: print(f"ocrstack: {text}", file=sys.stderr))
+        self._queue: collections.deque[Job] = collections.deque()
         self._cond = threading.Condition()
         self._closed = False
         self._stalled = False
@@ -192,7 +174,7 @@ class Dispatcher:
             if self._stalled and not any(s.breaker.closed for s in self.servers):
                 fut.set_exception(self._stall_error())
                 return fut
-            self._queue.append(_Job(body, fut, group))
+            self._queue.append(Job(body, fut, group))
             self._cond.notify_all()
         return fut
 
@@ -333,13 +315,15 @@ class Dispatcher:
     def _check(self, srv: _Server) -> None:
         """Background check of an open breaker (:func:`ocrstack.client.probe.recheck`)."""
         ok, wait = recheck(srv.client, self.model, self.timeout)
+        if ok and srv.breaker.faults > 1:  # back after more than one failed check: say so
+            self._notice(f"{srv.url} answers again: back in the rotation")
         with self._cond:
             srv.breaker.probed(ok, time.monotonic(), wait)
             if ok:
                 self._stalled = False
             self._cond.notify_all()
 
-    def _send(self, srv: _Server, job: _Job, generation: int) -> None:
+    def _send(self, srv: _Server, job: Job, generation: int) -> None:
         start = time.monotonic()
         try:
             text, finish, usage = post_chat(srv.client, job.body, self.model)
@@ -367,13 +351,15 @@ class Dispatcher:
                 self._stalled = False
             self._cond.notify_all()
 
-    def _transient(self, srv: _Server, job: _Job, generation: int, exc: Transient) -> None:
+    def _transient(self, srv: _Server, job: Job, generation: int, exc: Transient) -> None:
         with self._cond:
             srv.inflight -= 1
             srv.failed += 1
             job.errors.append(str(exc))
             if srv.breaker.failure(generation, time.monotonic(), exc.retry_after):
                 job.strikes += 1
+                wait = srv.breaker.cool_until - time.monotonic()
+                self._notice(f"{exc}: {srv.url} leaves the rotation, re-checked in {max(wait, 0):.1f} s")
             error: BaseException | None = None
             if self._closed:
                 error = ServerUnreachable("recognizer closed while the request was retried", "")
@@ -395,6 +381,6 @@ class Dispatcher:
             _fail(job, error)
 
 
-def _fail(job: _Job, error: BaseException) -> None:
+def _fail(job: Job, error: BaseException) -> None:
     with contextlib.suppress(InvalidStateError):  # done or cancelled by the caller
         job.future.set_exception(error)
