@@ -9,8 +9,8 @@ read these attributes; they never compare engine kinds as strings or look hooks 
    ``ocrstack/parsing/recognition/<kind>.py`` (a :class:`Recognizer` subclass), overriding only
    what differs from the defaults below, with a ``create(options: ParseOptions)`` factory that
    takes its settings out of the options (e.g. ``OpenAIOptions.of(options)``);
-2. add ``"<kind>": "ocrstack.parsing.<layout|recognition>.<kind>:create"`` to ``LAYOUTS`` in
-   :mod:`ocrstack.parsing.layout` or ``RECOGNIZERS`` in :mod:`ocrstack.parsing.recognition`.
+2. add ``"<kind>": "ocrstack.parsing.<layout|recognition>.<kind>:create"`` to ``LAYOUTS`` or
+   ``RECOGNIZERS`` in :mod:`ocrstack.parsing.kinds`.
 
 New engine options are declared once in :mod:`ocrstack.parsing.options` (in an
 :class:`~ocrstack.parsing.options.EngineOptions` subclass that ``ParseOptions`` inherits); the CLI

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ocrstack.core import options as opt
+from ocrstack.parsing import kinds
 from ocrstack.versions.endpoints import default_model, default_server_url
 
 #: Environment variable naming the layout checkpoint / inference directory (issue 3).
@@ -37,15 +38,11 @@ E = TypeVar("E", bound="EngineOptions")
 
 
 def _layouts() -> list[str]:
-    from ocrstack.parsing.layout import LAYOUTS
-
-    return list(LAYOUTS)
+    return list(kinds.LAYOUTS)
 
 
 def _recognizers() -> list[str]:
-    from ocrstack.parsing.recognition import RECOGNIZERS
-
-    return list(RECOGNIZERS)
+    return list(kinds.RECOGNIZERS)
 
 
 def prompt_ref(value: str) -> str:
