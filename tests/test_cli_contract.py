@@ -16,10 +16,16 @@ def error_classes() -> list[type[errors.OcrstackError]]:
 
 
 def test_each_error_kind_has_its_own_exit_code() -> None:
-    kinds = [c for c in error_classes() if c is not errors.OcrstackError]
+    """A kind is a direct subclass of OcrstackError; a refinement of a kind (OutputLocked is a
+    UsageError) keeps its kind's code, so scripts only need the table in the README."""
+    classes = [c for c in error_classes() if c is not errors.OcrstackError]
+    kinds = [c for c in classes if c.__bases__ == (errors.OcrstackError,)]
     codes = [c.exit_code for c in kinds]
     assert len(codes) == len(set(codes)), {c.__name__: c.exit_code for c in kinds}
     assert 0 not in codes
+    for c in classes:
+        kind = next(k for k in kinds if issubclass(c, k))
+        assert c.exit_code == kind.exit_code, f"{c.__name__} must keep {kind.__name__}'s exit code"
 
 
 def test_message_is_one_line_with_remedy() -> None:
