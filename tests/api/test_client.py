@@ -71,3 +71,14 @@ def test_same_outputs_as_a_local_parse(tmp_path: Path, tiny_pdf: Path, tiny_png:
         assert (tmp_path / "api" / name).read_bytes() == (local / name).read_bytes()
     api_files = sorted(p.name for p in (tmp_path / "api").iterdir() if not p.name.startswith("."))
     assert api_files == sorted(p.name for p in local.iterdir() if not p.name.startswith("."))
+
+
+def test_parse_api_flag_goes_to_the_service(tmp_path: Path, tiny_png: Path, capsys) -> None:
+    """`ocrstack parse --api URL` is the client (exit 5: nothing listens on port 9), not a local parse."""
+    from ocrstack.cli import main
+
+    out = tmp_path / "out"
+    assert main(["parse", str(tiny_png), "-o", str(out), "--api", "http://127.0.0.1:9"]) == 5
+    assert "does not answer" in capsys.readouterr().err
+    assert not (out / f"{tiny_png.stem}.md").exists()
+    assert main(["parse", str(tiny_png), "-o", str(out), "--api", "http://127.0.0.1:9", "--ray"]) == 2

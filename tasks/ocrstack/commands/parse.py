@@ -5,7 +5,8 @@ Only argument parsing here: every option flag is derived from its one declaratio
 values; :func:`ocrstack.parsing.pipeline.run` does the work. Relative paths are resolved against
 the current directory, once (the guide's ``--set`` relative-path pitfall cannot happen).
 ``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent. ``--ray [ADDRESS]``
-(:mod:`ocrstack.scaleout.options`) hands the pages to :class:`ocrstack.scaleout.RayExecutor`.
+(:mod:`ocrstack.scaleout.options`) hands the pages to :class:`ocrstack.scaleout.RayExecutor`;
+``--api URL`` sends the inputs to a running ``ocrstack api`` (:mod:`ocrstack.api.client`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="PDF/image files or directories")
     parse_options.add_arguments(p)
     ray_options.add_arguments(p)
+    p.add_argument(
+        "--api",
+        metavar="URL",
+        default=None,
+        help="submit to a running `ocrstack api` service instead of parsing here; writes the same "
+        "outputs (service key: $OCRSTACK_API_KEY)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_handle)
 
@@ -50,6 +58,14 @@ def _handle(args: argparse.Namespace) -> int:
 
     options = options_from_args(args)
     address = ray_options.from_args(args).ray
+    if args.api:  # the service parses; the same option checks ran above (issue 12)
+        from ocrstack.api.client import parse_via_api
+        from ocrstack.core.errors import UsageError
+
+        if address is not None:
+            raise UsageError("--api and --ray both given", "use one: the service decides where pages run")
+        parse_via_api(options, args.api)
+        return 0
     executor = None
     if address is not None:  # --ray: pages computed on Ray (ray is imported only then)
         from ocrstack.scaleout import RayExecutor
@@ -61,8 +77,6 @@ def _handle(args: argparse.Namespace) -> int:
         from ocrstack.parsing import interrupts
 
         # a page still in flight: end now with 130 instead of joining it (issue 10)
-        interrupts.exit_interrupted(
-            "ocrstack: finished pages are kept; rerun the same command to resume"
-        )
+        interrupts.exit_interrupted("ocrstack: finished pages are kept; rerun the same command to resume")
         raise
     return 0
