@@ -10,9 +10,9 @@ Usage (issue 9's "byte-identical before and after a refactor" check)::
 
 Each input is parsed by ``python -m ocrstack parse FILE -o DIR/NAME`` (the interpreter running this
 script, so PYTHONPATH picks the code under test) with the default settings plus ``EXTRA`` arguments
-given after ``--``. ``NAME.blocks.json`` is rewritten with sorted keys and without the fields that
-change from run to run (``timings`` of the document and of each page); the Markdown is kept as
-written. Figure crops are compared by their sha256, listed in ``DIR/files.sha256``.
+given after ``--``. ``NAME.blocks.json`` is rewritten with sorted keys and without the fields in
+:data:`DROPPED`; the page cache (``.ocrstack-cache``, named by its key) is removed; the Markdown is
+kept as written. Figure crops are compared by their sha256, listed in ``DIR/files.sha256``.
 The corpus is ``../shared/corpus`` (``--corpus``), its ``manifest.json`` names the dev split.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,9 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: Keys that differ from run to run (``timings``) or change when the code does (``code``: the code
+#: fingerprint in ``settings``, and ``settings_hash``, the page-cache key; issue 9 lets cache keys
+#: change once).
+DROPPED = {"timings", "code", "settings_hash"}
+
+
 def _strip(value):
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "timings"}
+        return {k: _strip(v) for k, v in value.items() if k not in DROPPED}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     return value
@@ -51,7 +58,8 @@ def main() -> int:
             continue
         src = args.corpus / Path(entry["file"]).name
         dest = args.out / entry["id"]
-        cmd = [sys.executable, "-m", "ocrstack", "parse", str(src), "-o", str(dest), "--no-progress", *args.extra]
+        cmd = [sys.executable, "-m", "ocrstack", "parse", str(src), "-o", str(dest), "--no-progress"]
+        cmd += args.extra
         proc = subprocess.run(cmd, capture_output=True, text=True)
         (args.out / f"{entry['id']}.rc").write_text(f"{proc.returncode}\n")
         print(f"{entry['id']}: exit {proc.returncode}", flush=True)
@@ -59,6 +67,8 @@ def main() -> int:
         for blocks in dest.glob("*.blocks.json"):
             data = _strip(json.loads(blocks.read_text()))
             blocks.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    for cache in list(args.out.rglob(".ocrstack-cache")):
+        shutil.rmtree(cache)
     lines = []
     for f in sorted(args.out.rglob("*")):
         if f.is_file() and "_files" in f.parent.name:
