@@ -44,6 +44,13 @@ from ocrstack.core import retry
 from ocrstack.core.errors import RequestFailed, ServerRejected, ServerUnreachable, UsageError
 from ocrstack.core.retry import Transient
 
+#: In-flight requests per server without ``#capacity`` (``--concurrency``): guide 4.1 serves with
+#: ``--max-num-seqs`` of a few sequences, so a handful of requests keeps one server busy.
+CONCURRENCY = 4
+#: Seconds per request (``--timeout``): guide 8's SDK waited 600 s for a block before giving up.
+REQUEST_TIMEOUT = 600.0
+#: Counted failures of one request before it is given up (``--retries``; a burst counts once).
+RETRIES = 3
 #: Backoff: BACKOFF_BASE s doubling to BACKOFF_MAX s, plus up to 25 % of BACKOFF_BASE of jitter.
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
@@ -93,9 +100,9 @@ class Dispatcher:
         urls: Sequence[str],
         *,
         model: str,
-        concurrency: int = 4,
-        timeout: float = 600.0,
-        retries: int = 3,
+        concurrency: int = CONCURRENCY,
+        timeout: float = REQUEST_TIMEOUT,
+        retries: int = RETRIES,
         api_key: str | None = None,
         backoff_base: float = BACKOFF_BASE,
         backoff_max: float = BACKOFF_MAX,
@@ -106,14 +113,8 @@ class Dispatcher:
     ) -> None:
         if not urls:
             raise UsageError("no server URL given", "pass --server-url http://HOST:PORT (repeatable)")
-        if concurrency < 1:
-            raise UsageError(f"--concurrency must be >= 1, got {concurrency}", "use --concurrency 1 or more")
-        if retries < 0:
-            raise UsageError(f"--retries must be >= 0, got {retries}", "use --retries 0 or more")
-        if routing_mode not in routing.MODES:
-            raise UsageError(
-                f"--routing must be one of {routing.MODES}, got {routing_mode!r}", "use --routing auto"
-            )
+        # ranges (concurrency >= 1, retries >= 0, a known routing mode) are checked once, where the
+        # options are declared (ocrstack.parsing.options)
         self.model = model
         self.retries = retries
         self.timeout = timeout

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from ocrstack.client import dispatch, routing
 from ocrstack.core import options as opt
 from ocrstack.parsing import kinds
 from ocrstack.versions.endpoints import default_model, default_server_url
@@ -131,7 +132,7 @@ class OpenAIOptions(EngineOptions):
         help="prompt set name or YAML file (default: {default})",
     )
     concurrency: int = opt.option(
-        4,
+        dispatch.CONCURRENCY,
         flags=("--concurrency",),
         convert=int,
         minimum=1,
@@ -139,7 +140,7 @@ class OpenAIOptions(EngineOptions):
         help="in-flight requests per server (default: {default})",
     )
     request_timeout: float = opt.option(
-        600.0,
+        dispatch.REQUEST_TIMEOUT,
         flags=("--timeout",),
         convert=float,
         above=0,
@@ -147,7 +148,7 @@ class OpenAIOptions(EngineOptions):
         help="seconds per request (default: {default:g})",
     )
     retries: int = opt.option(
-        3,
+        dispatch.RETRIES,
         flags=("--retries",),
         convert=int,
         minimum=0,
@@ -165,7 +166,7 @@ class OpenAIOptions(EngineOptions):
         "refused, 503); 0 fails at once (default: {default:g})",
     )
     progress_timeout: float = opt.option(
-        600.0,
+        dispatch.PROGRESS_TIMEOUT,
         flags=("--progress-timeout",),
         convert=float,
         above=0,
@@ -176,7 +177,7 @@ class OpenAIOptions(EngineOptions):
     routing: str = opt.option(
         "auto",
         flags=("--routing",),
-        choices=("auto", "inflight"),
+        choices=routing.MODES,
         help="where blocks go: auto (least loaded by each server's /metrics, else our requests in "
         "flight) or inflight (default: {default})",
     )
