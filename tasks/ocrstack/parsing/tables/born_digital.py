@@ -127,6 +127,19 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
     return rules_v, rules_h, cells
 
 
+def has_ruled_grid(
+    box: BBox, path: Path | str, index: int, px_per_pt: float, password: str | None = None, rotation: int = 0
+) -> bool:
+    """True when pdfplumber's table finder finds a ruled table of at least 2 x 2 cells in ``box``."""
+    if rotation != 0:
+        return False
+    try:
+        _, _, cells = _plumber(path, index, box, px_per_pt, password)
+    except Exception:  # noqa: BLE001 - pdfminer failed where PDFium did not: no grid seen
+        return False
+    return len(cells) >= 4
+
+
 def _snap(values: Sequence[float]) -> list[float]:
     out: list[float] = []
     for v in sorted(values):

@@ -45,11 +45,15 @@ def _same_line(prev: BBox, c: BBox) -> bool:
     return False
 
 
-def build_lines(chars: Sequence[Char], usable: Callable[[Char], bool] = lambda c: True) -> list[Line]:
+def build_lines(
+    chars: Sequence[Char], usable: Callable[[Char], bool] = lambda c: True, max_chars: int | None = None
+) -> list[Line]:
     """Group ``chars`` (content-stream order) into lines; see the module docstring.
 
     Returns lines in stream order, each with ``bbox`` the union of its characters' boxes in
     page pixels, ``text`` stripped, ``score`` 1.0. Lines with no text are dropped.
+    ``max_chars``: also end a line at the first space after this many characters (short runs
+    for the OCR sample: the recognizer's cost grows with the crop's width).
     """
     lines: list[Line] = []
     text: list[str] = []
@@ -64,6 +68,9 @@ def build_lines(chars: Sequence[Char], usable: Callable[[Char], bool] = lambda c
         text, boxes, space = [], [], False
 
     for c in chars:
+        if max_chars is not None and c.text.isspace() and len(text) >= max_chars:
+            flush()
+            continue
         if c.generated:
             if c.text in ("\r", "\n"):
                 flush()

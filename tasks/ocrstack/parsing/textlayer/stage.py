@@ -24,10 +24,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection, pad
 from ocrstack.parsing.recognition.lines import Line, assign_lines
-from ocrstack.parsing.tables.born_digital import table_html
+from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines
 from ocrstack.parsing.textlayer.soundness import (
@@ -50,6 +52,14 @@ SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
 #: page 1: two blocks with 2 of 16 unfaithful characters; math_zh_gaokao_exam page 1: 44 of
 #: 48 unfaithful is math the layer cannot give).
 BLOCK_BAD_LIMIT = 0.25
+#: Characters per OCR sample run: a run ends at the first space after this many. Whole lines
+#: (up to 1400 px wide at 200 DPI) cost the recognizer 1.1-1.35 s for three on the loaded
+#: 2-core machine, as much as the rest of the text-layer page.
+SAMPLE_RUN_CHARS = 16
+#: Share of the page above which a table block without a ruled grid is taken for text: the
+#: corpus tables cover 3-26% of their pages; the layout model labelled all of the 3-column
+#: en_multicol_pari_refcard a table (row-wise cells across the columns: order 0.30).
+BIG_TABLE = 0.5
 #: Share of a block an image object must cover for the block to count as a picture.
 IMAGE_COVER = 0.3
 
@@ -80,12 +90,12 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
 
 
 def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
-    """Predicate: a character the layer path may use (visible, or any with ``accept_hidden``)."""
-
-    def ok(c: Char) -> bool:
-        return accept_hidden or hidden_reason(c, pt.size, pt.images) is None
-
-    return ok
+    """Predicate: a character the layer path may use (visible, or any with ``accept_hidden``).
+    Decided once per character of ``pt`` (the predicate is a set lookup)."""
+    if accept_hidden:
+        return lambda c: True
+    keep = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
+    return lambda c: id(c) in keep
 
 
 def check_sample(
@@ -100,7 +110,8 @@ def check_sample(
     if read is None or not verdict.sound:
         return verdict
     ok = usable(pt, accept_hidden)
-    lines = [ln for ln in build_lines(pt.chars, lambda c: ok(c) and bad_reason(c) is None) if not _tall(ln)]
+    runs = build_lines(pt.chars, lambda c: ok(c) and bad_reason(c) is None, max_chars=SAMPLE_RUN_CHARS)
+    lines = [ln for ln in runs if not _tall(ln)]
 
     def read_boxes(boxes: list[BBox]) -> list[str] | None:
         return read([image.crop(tuple(round(v) for v in pad(b, 4, image.size))) for b in boxes])
@@ -132,13 +143,27 @@ def _tall(ln: Line) -> bool:
     return ln.bbox[3] - ln.bbox[1] > ln.bbox[2] - ln.bbox[0]
 
 
-def _chars_in(chars: Sequence[Char], box: BBox) -> list[Char]:
-    return [c for c in chars if is_text(c) and covered(c.bbox, box) >= 0.5]
+class _Index:
+    """Content characters with their boxes as a numpy array, for "characters mostly inside a box"."""
+
+    def __init__(self, chars: Sequence[Char]) -> None:
+        self.chars = [c for c in chars if is_text(c)]
+        self.boxes = np.array([c.bbox for c in self.chars], dtype=float).reshape(-1, 4)
+
+    def inside(self, box: BBox) -> list[Char]:
+        """Characters at least half inside ``box`` by area (:func:`ocrstack.parsing.geometry.covered`)."""
+        b = self.boxes
+        w = np.minimum(b[:, 2], box[2]) - np.maximum(b[:, 0], box[0])
+        h = np.minimum(b[:, 3], box[3]) - np.maximum(b[:, 1], box[1])
+        own = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+        inter = np.clip(w, 0, None) * np.clip(h, 0, None)
+        hit = (own > 0) & (inter >= 0.5 * own)
+        return [self.chars[i] for i in np.flatnonzero(hit)]
 
 
-def _route(b: Block, chars: Sequence[Char], pt: PageText, math_page: bool, structured: bool) -> str | None:
+def _route(b: Block, chars: _Index, pt: PageText, math_page: bool, structured: bool) -> str | None:
     """Why block ``b`` goes to recognition, or None when the layer fills it."""
-    own = _chars_in(chars, b.bbox)
+    own = chars.inside(b.bbox)
     pictured = any(intersection(b.bbox, img) >= IMAGE_COVER * max(1.0, _area(b.bbox)) for img, _ in pt.images)
     if b.category is Category.FORMULA and math_page and structured:
         return "formula on a math page (its text layer is not faithful; the recognizer returns LaTeX)"
@@ -178,10 +203,24 @@ def fill_blocks(
     """
     ok = usable(pt, accept_hidden)
     visible = [c for c in pt.chars if ok(c)]
+    index = _Index(visible)
     math_page = verdict.counts.get("bad", 0) > 0
+    px_per_pt = (page.dpi or 72.0) / 72.0
+    page_area = float(page.size[0] * page.size[1]) or 1.0
     layer_blocks, rest = [], []
     for b in blocks:
-        why = _route(b, visible, pt, math_page, structured)
+        if (
+            b.category is Category.TABLE
+            and _area(b.bbox) > BIG_TABLE * page_area
+            and not has_ruled_grid(b.bbox, page.source, page.index, px_per_pt, password, pt.rotation)
+        ):
+            # en_multicol_pari_refcard: the layout model took the whole 3-column card for a table
+            b.category = Category.TEXT
+            b.warnings.append(
+                f"table block over {_area(b.bbox) / page_area:.0%} of the page without a ruled grid: "
+                "read as text"
+            )
+        why = _route(b, index, pt, math_page, structured)
         if why is None:
             layer_blocks.append(b)
         else:
@@ -193,7 +232,6 @@ def fill_blocks(
         if not any(covered(ln.bbox, r.bbox) >= 0.5 for r in rest)
     ]
     filled = assign_lines(layer_blocks, lines, structured=True)
-    px_per_pt = (page.dpi or 72.0) / 72.0
     for b in filled:
         b.source = SOURCE_LAYER
         if b.category is Category.TABLE:
