@@ -191,3 +191,28 @@ def test_zh_debian_ruled_table_joins_wrapped_cells(corpus):
     # every word of the block is in some cell: nothing was lost between cells
     truth = (corpus / "tables_zh_debian_reference.txt").read_text(encoding="utf-8").split("\f")[0]
     assert "".join("".join(r) for r in texts).replace(" ", "") in truth.replace(" ", "").replace("\n", "")
+
+
+def test_ocr_lines_of_a_table_block_become_a_table_but_not_a_page_sized_one():
+    """The embedded OCR path (no structured recognizer): a table block's lines are laid on a grid."""
+    from ocrstack.parsing.recognition.lines import Line, assign_lines
+    from ocrstack.parsing.types import Block, Category
+
+    cells = [
+        ((0, 0, 60, 20), "Name"),
+        ((200, 0, 260, 20), "Age"),
+        ((0, 40, 60, 60), "Ann"),
+        ((200, 40, 230, 60), "31"),
+    ]
+    prose = [
+        Line((0, 100 + 30 * k, 900, 120 + 30 * k), f"a long line of running text {k}", 1.0) for k in range(20)
+    ]
+    table = Block((0, 0, 270, 60), Category.TABLE)
+    text = Block((0, 100, 900, 700), Category.TEXT)
+    out = assign_lines([table, text], [Line(b, t, 0.9) for b, t in cells] + prose, structured=False)
+    assert html_cells(out[0].text) == [[("Name", 1, 1), ("Age", 1, 1)], [("Ann", 1, 1), ("31", 1, 1)]]
+    assert not any("plain OCR text" in w for w in out[0].warnings)
+    # the same cells as the only lines of the page: the block is the whole text area, kept as text
+    alone = assign_lines([Block((0, 0, 270, 60), Category.TABLE)], [Line(b, t, 0.9) for b, t in cells])
+    assert not alone[0].text.startswith("<table>")
+    assert any("plain OCR text" in w for w in alone[0].warnings)
