@@ -35,6 +35,7 @@ from ocrstack.parsing import geometry
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import pad
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.recognition import rapidocr_engine
 from ocrstack.parsing.recognition.lines import (
     FALLBACK_WARNING,
     Line,
@@ -145,7 +146,7 @@ class RapidOcrRecognizer(Recognizer):
         """
         if self._engine is None:
             try:
-                from rapidocr import RapidOCR
+                from rapidocr import RapidOCR  # noqa: F401 - availability check before build()
             except ImportError as exc:
                 raise ConfigError(
                     f"rapidocr is not importable ({exc})",
@@ -158,7 +159,7 @@ class RapidOcrRecognizer(Recognizer):
                     "reinstall rapidocr from PyPI (the wheel ships PP-OCR det/rec/cls models)",
                 )
             params = {"Global.log_level": "warning", "Global.model_root_dir": str(model_dir)}
-            self._engine = RapidOCR(params=params)
+            self._engine = rapidocr_engine.build(params)  # session options set once (issue 11)
             quiet_rapidocr_warnings()
         return self._engine
 
@@ -168,28 +169,12 @@ class RapidOcrRecognizer(Recognizer):
 
         Lines scoring below ``min_score`` (rapidocr's default 0.5) are dropped.
         """
-        from rapidocr.ch_ppocr_rec import TextRecInput
-        from rapidocr.utils.process_img import get_rotate_crop_image
-
         arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])  # rapidocr wants BGR
         eng = self.engine()
         with self._lock:
-            out = eng(arr, use_cls=False, text_score=0.0)
-            if out.txts is None or out.boxes is None or len(out.txts) == 0:
-                return []
-            polys = [np.asarray(b, dtype=np.float32) for b in out.boxes]
-            texts = list(out.txts)
-            scores = [float(s) for s in out.scores]
-            crops = [get_rotate_crop_image(arr, p.copy()) for p in polys]
-            cls = eng._load_cls_model()(crops).cls_res  # rapidocr has no public per-crop API
-            flip_ids = [i for i, (label, _) in enumerate(cls) if str(label) == "180"]
-            flipped = [False] * len(texts)
-            if flip_ids:
-                rot = [np.ascontiguousarray(np.rot90(crops[i], 2)) for i in flip_ids]
-                rr = eng._load_rec_model()(TextRecInput(img=rot))
-                for j, i in enumerate(flip_ids):
-                    if rr.txts and rr.txts[j].strip() and float(rr.scores[j]) > scores[i]:
-                        texts[i], scores[i], flipped[i] = rr.txts[j], float(rr.scores[j]), True
+            # detection sized by text height, classifier only for unsure lines (issue 11)
+            raw = rapidocr_engine.read_raw(eng, arr)
+        polys, texts, scores, flipped = raw.polys, raw.texts, raw.scores, raw.flipped
         lines = []
         for p, t, s, f in zip(polys, texts, scores, flipped, strict=True):
             if s < self.min_score or not t.strip():
