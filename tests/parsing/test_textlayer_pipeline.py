@@ -82,3 +82,13 @@ def test_a_broken_layer_falls_back_to_ocr_with_the_reason(corpus, tmp_path):
     assert {b["source"] for b in page["blocks"]} == {"ocr"}
     md = (tmp_path / "out" / "pua.md").read_text(encoding="utf-8")
     assert "libtasn1" in md.lower() and "\ue000" not in md
+
+
+def test_the_http_api_takes_the_option_as_a_form_field():
+    from ocrstack.api import options as api_options
+
+    base = parse_options.ParseOptions(inputs=())
+    opts = api_options.from_form({"text_layer": "off"}, base=base, allowed_server_urls=())
+    assert opts.text_layer == "off"
+    with pytest.raises(UsageError, match="--text-layer"):
+        api_options.from_form({"text_layer": "maybe"}, base=base, allowed_server_urls=())

@@ -38,6 +38,7 @@ FIELDS: dict[str, type] = {
     "limit": int,
     "max_pixels": int,
     "keep_paratext": bool,
+    "text_layer": str,
     "password": str,
     "server_urls": tuple,
 }
