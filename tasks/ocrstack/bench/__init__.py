@@ -23,6 +23,9 @@ Rows (targets from issue 3; the benchmark reports, it does not assert):
 * ``peak RSS``: peak resident memory (VmHWM) of a child process parsing a 10-page and a 300-page
   PDF (zero-latency endpoint); target: 300-page <= 1.2 x 10-page (pages streamed).
 * ``embedded pages/s``: the default ``rapid-layout`` + ``rapidocr`` pipeline on CPU.
+* ``en|zh METHOD`` + target rows: the side-by-side table of issue 11 over the born-digital dev
+  corpus (ocrstack auto / off / off before issue 11, rapidocr whole page, tesseract, text layer;
+  recall, precision, order, s/page) and its targets (:mod:`~ocrstack.bench.accuracy_table`).
 * ``ray/local N servers``: ``--ray`` pages/s over the local dispatcher's for 1, 2, 4 servers, and
   Ray's own scaling (issue 13; :mod:`~ocrstack.bench.scaleout`; a not-run row without Ray).
 
@@ -44,6 +47,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+from ocrstack.bench.accuracy_table import accuracy_rows
 from ocrstack.bench.embedded import embedded_rows
 from ocrstack.bench.harness import Fleet, make_pdf
 from ocrstack.bench.overhead import overhead_rows
@@ -78,6 +82,7 @@ def run(opts: BenchOptions) -> BenchResult:
         ]
         if opts.embedded:
             sections.append(("embedded default pages/s", embedded_rows))
+            sections.append(("side-by-side OCR table", accuracy_rows))
         for name, fn in sections:
             try:
                 result.rows.extend(fn(opts, work))

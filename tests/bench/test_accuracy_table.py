@@ -1,0 +1,46 @@
+"""The side-by-side table's language split and target verdicts (bench/accuracy_table.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ocrstack.bench.accuracy_table import Cell, language, targets
+
+
+def _cell(recall: float, order: float, seconds: float, n: int = 2) -> Cell:
+    return Cell(pages=[(recall, 1.0, order, seconds)] * n)
+
+
+def _table(off_s: float, before_s: float, off_recall: float = 0.99) -> dict:
+    return {
+        "ocrstack auto": {"en": _cell(1.0, 0.99, 0.01)},
+        "ocrstack off": {"en": _cell(off_recall, 0.98, off_s)},
+        "ocrstack off, before": {"en": _cell(0.98, 0.97, before_s)},
+        "rapidocr page": {"en": _cell(0.97, 0.95, 4.0)},
+        "tesseract": {"en": Cell(skipped="tesseract not installed")},
+        "text layer": {"en": _cell(1.0, 1.0, 0.001)},
+    }
+
+
+def test_language_from_corpus_file_names():
+    assert language(Path("zh_ctex_manual.pdf")) == "zh"
+    assert language(Path("math_zh_gaokao_exam.pdf")) == "zh"
+    assert language(Path("en_twocol_ltnews24.pdf")) == "en"
+    assert language(Path("math_crc_paper.pdf")) == "en"
+
+
+def test_targets_met_when_off_is_twice_as_fast_and_beats_the_peer():
+    rows = {r.metric: r for r in targets(_table(off_s=2.0, before_s=4.0))}
+    assert rows["off pages/s / before issue 11"].verdict == "meets"
+    assert rows["off pages/s / before issue 11"].value == 2.0
+    assert rows["off pages/s / rapidocr page pages/s"].verdict == "meets"
+    assert rows["off recall en vs best peer"].verdict == "meets"
+    assert rows["auto pages/s / off pages/s"].value == 200.0
+    assert "off pages/s / tesseract pages/s" not in rows  # skipped column: no verdict against it
+
+
+def test_targets_missed_are_reported_as_misses():
+    rows = {r.metric: r for r in targets(_table(off_s=3.0, before_s=4.0, off_recall=0.9))}
+    assert rows["off pages/s / before issue 11"].verdict == "misses"
+    assert rows["off recall en vs best peer"].verdict == "misses"
+    assert rows["off recall en vs best peer"].target == ">= 0.970"
