@@ -25,8 +25,9 @@ from ocrstack.parsing.assembly.markdown import render_page
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.recognition.lines import Line, promote_title_headers
+from ocrstack.parsing.recognition.lines import Line
 from ocrstack.parsing.recognition.rapidocr import RETRY_SCALE, RapidOcrRecognizer
+from ocrstack.parsing.recognition.titles import promote_title_headers
 from ocrstack.parsing.types import Block, Category, PageImage
 
 SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
@@ -208,6 +209,7 @@ def test_an_empty_block_is_read_again_from_its_own_crop(monkeypatch):
     ("name", "mode", "dpi", "lines"),
     [
         ("two-lines-a4", "RGB", 200, ("Hello world", "Second line 2016")),
+        ("two-lines-a4-150dpi", "RGB", 150, ("Hello world", "Second line 2016")),
         ("fax-one-line", "1", 200, ("Please call me back",)),
     ],
 )

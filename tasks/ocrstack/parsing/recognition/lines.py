@@ -7,13 +7,9 @@ exactly one layout block, lines no block covers become ``recovered`` blocks.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from statistics import median
-
-import numpy as np
-from PIL import Image
 
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.reading_order import order_lines
@@ -33,16 +29,8 @@ CONTAINED_AREA_RATIO = 4.0
 #: read column-wise it gave "stdin stdout stderr" before their descriptions).
 ROW_ORDER = (Category.TABLE, Category.FIGURE)
 #: A header block whose lines are this many times the page's median line height is a title
-#: (see :func:`promote_title_headers`).
+#: (see :func:`promote_title_lines`; the image rule of :mod:`.titles` uses the same ratio).
 TITLE_HEIGHT_RATIO = 1.5
-#: ... and starts in this top share of the first page ("high on page 1", issue 10 item 7).
-TITLE_TOP_SHARE = 0.25
-#: Ink measure (see :func:`ink_rows`): grey level below which a pixel is ink, and the share of
-#: the densest row's ink a row needs to count (2 %: the ascender rows of a line of lowercase
-#: text hold a few stems, 3 px each, of a core row's hundreds of ink pixels; a share of the
-#: block's width instead cut the ascenders of body text in a block wider than its lines).
-INK_LEVEL = 128
-INK_MIN_SHARE = 0.02
 
 #: A table block larger than this share of the page's text area is not made a ``<table>`` from
 #: line geometry: rapid-layout labels all of the 3-column en_multicol_pari_refcard a table, and
@@ -86,9 +74,10 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     picture of a snake came back as one "line" reading "2", larger than the figure box). Text-bearing
     blocks grow to contain their lines so crops and overlays show whole glyphs. Lines no
     block covers are grouped into ``recovered`` TEXT blocks (issue 3: 17% of the bzip2
-    manual's lines fell outside every rapid-layout block). Table-of-contents page numbers are
-    first joined to their entries (:func:`merge_toc_numbers`: the layout model boxes the
-    column of numbers apart from the titles on en_twocol_ltnews24 page 1).
+    manual's lines fell outside every rapid-layout block). Table-of-contents page numbers
+    outside tables and figures are first joined to their entries (:func:`merge_toc_numbers`:
+    the layout model boxes the column of numbers apart from the titles on en_twocol_ltnews24
+    page 1).
 
     Without a ``structured`` recognizer, a table block's lines become a ``<table>`` from their
     geometry (:func:`ocrstack.parsing.tables.grid.table_from_lines`) when they form at least
@@ -97,7 +86,13 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     """
     owners: dict[int, list[Line]] = {i: [] for i in range(len(blocks))}
     loose: list[Line] = []
-    for ln in merge_toc_numbers(lines):
+    # numbers in tables and figures are cells or labels, not contents entries
+    tabular = [b.bbox for b in blocks if b.category in ROW_ORDER]
+    inside = {id(ln) for ln in lines if any(covered(ln.bbox, t) >= 0.5 for t in tabular)}
+    lines = merge_toc_numbers([ln for ln in lines if id(ln) not in inside]) + [
+        ln for ln in lines if id(ln) in inside
+    ]
+    for ln in lines:
         best, best_key = None, None
         for i, b in enumerate(blocks):
             c = covered(ln.bbox, b.bbox)
@@ -119,6 +114,7 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
             loose.append(ln)
         else:
             owners[best].append(ln)
+    promote_title_lines(blocks, owners, lines)
     content = area(union(ln.bbox for ln in lines)) if lines else 0.0
     for i, b in enumerate(blocks):
         own = owners[i]
@@ -152,70 +148,34 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     return [*blocks, *extra]
 
 
-def ink_rows(gray: np.ndarray, bbox: BBox) -> list[tuple[int, int]]:
-    """Runs of inked rows (start, end; page pixels, end exclusive) inside ``bbox`` of ``gray``
-    (a 2-D uint8 page array, 0 = black): a row is inked when it holds at least ``INK_MIN_SHARE``
-    of the densest row's count (and 2) of pixels darker than ``INK_LEVEL``; runs closer than
-    2 px are one run (a broken stroke), runs under 3 px are dropped (rules, specks)."""
-    h, w = gray.shape
-    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
-    x1, y1 = min(w, int(math.ceil(bbox[2]))), min(h, int(math.ceil(bbox[3])))
-    if x1 - x0 < 2 or y1 - y0 < 2:
-        return []
-    dark = (gray[y0:y1, x0:x1] < INK_LEVEL).sum(axis=1)
-    inked = dark >= max(2, INK_MIN_SHARE * dark.max())
-    runs: list[list[int]] = []
-    for y in np.flatnonzero(inked):
-        if runs and y - runs[-1][1] <= 2:
-            runs[-1][1] = int(y) + 1
-        else:
-            runs.append([int(y), int(y) + 1])
-    return [(y0 + a, y0 + b) for a, b in runs if b - a >= 3]
+def promote_title_lines(blocks: list[Block], owners: dict[int, list[Line]], lines: list[Line]) -> None:
+    """Turn ``header`` blocks that are really a title back into content, in place, from the
+    heights of recognised lines (whole-page line readers: rapidocr, the text layer; the rule
+    for every recognizer, measured on the page image, is :func:`promote_title_headers`).
 
-
-def ink_line_height(gray: np.ndarray, bbox: BBox) -> float | None:
-    """Median height (pixels) of the text rows inked inside ``bbox`` (:func:`ink_rows`), or None."""
-    runs = ink_rows(gray, bbox)
-    return float(median(b - a for a, b in runs)) if runs else None
-
-
-def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: int) -> list[Block]:
-    """Turn ``header`` blocks that are really the document title back into content, in place;
-    returns the blocks changed. Works before any recognizer ran: heights are measured on the
-    page image (:func:`ink_line_height`), not on recognised lines.
+    Kept beside the image rule because it is the stronger signal where lines exist: rapidocr's
+    padded line boxes put the title of en_multicol_pari_refcard at 1.7x the body, while its
+    ink is only 1.2-1.4x the body rows (bold 12 pt over 9 pt), as close as the running heads
+    of bzip2 (1.26x) and the Debian reference (1.33x).
 
     rapid-layout labels the masthead of en_twocol_ltnews24 ("LaTeX News" / "Issue 24,
     February 2016") and the title of en_multicol_pari_refcard ("Pari-GP reference card")
-    ``header``, and assembly drops headers (a cropping recognizer never even reads them).
-    Running heads are set at or below body size (every header of the corpus pages: 0.9-1.2x
-    the page's median line height), those titles at 1.7-2.4x. So on the first page of a
-    document (``page_index`` 0), a header block starting in the top ``TITLE_TOP_SHARE`` of the
-    page whose ink rows' median height is at least ``TITLE_HEIGHT_RATIO`` times the median ink
-    row height of the page's text blocks becomes a TITLE, and header blocks stacked right under
-    it (vertical gap at most one body row height, overlapping horizontally: the masthead's
-    subtitle) become TEXT. Each changed block gets a warning. No text block, no measure: nothing
-    changes.
+    ``header``, and assembly drops headers. Running heads are set at or below body size
+    (every header of the corpus pages: 0.9-1.2x the page's median line height), those titles
+    at 1.7-2.4x. So a header block whose own lines' median height is at least
+    ``TITLE_HEIGHT_RATIO`` times the page's median line height becomes a TITLE, and header
+    blocks stacked right under it (vertical gap at most one median line height, overlapping
+    horizontally: the masthead's subtitle) become TEXT. Each changed block gets a warning.
     """
-    if page_index != 0 or not any(b.category is Category.HEADER for b in blocks):
-        return []
-    gray = np.asarray(image.convert("L"))
-    body = [
-        h
-        for b in blocks
-        if b.category in (Category.TEXT, Category.LIST)
-        for a, z in ink_rows(gray, b.bbox)
-        for h in [z - a]
-    ]
-    if not body:
-        return []
-    lh = float(median(body))
+    heights = [ln.bbox[3] - ln.bbox[1] for ln in lines]
+    if not heights:
+        return
+    lh = median(heights)
     promoted: list[Block] = []
-    for b in sorted(blocks, key=lambda x: x.bbox[1]):
-        if b.category is not Category.HEADER or b.bbox[1] > TITLE_TOP_SHARE * image.height:
+    for i, b in sorted(enumerate(blocks), key=lambda t: t[1].bbox[1]):
+        if b.category is not Category.HEADER or not owners[i]:
             continue
-        own_h = ink_line_height(gray, b.bbox)
-        if own_h is None:
-            continue
+        own_h = median(ln.bbox[3] - ln.bbox[1] for ln in owners[i])
         if own_h >= TITLE_HEIGHT_RATIO * lh:
             b.category = Category.TITLE
             b.warnings.append(
@@ -229,7 +189,6 @@ def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: i
             b.category = Category.TEXT
             b.warnings.append("header block right under a title-size header kept as text (title block)")
             promoted.append(b)
-    return promoted
 
 
 def join_lines(lines: list[Line], columns: bool = True) -> str:

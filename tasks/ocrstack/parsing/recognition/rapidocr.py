@@ -42,7 +42,7 @@ from ocrstack.parsing.recognition.lines import (
     assign_lines,
     group_lines,
     join_lines,
-    promote_title_headers,
+    promote_title_lines,
 )
 from ocrstack.parsing.types import Block, Category, PageImage
 
@@ -54,7 +54,7 @@ __all__ = [
     "create",
     "group_lines",
     "join_lines",
-    "promote_title_headers",
+    "promote_title_lines",
 ]
 
 #: rapidocr's own default ``Global.text_score`` (rapidocr/config.yaml): lines below are dropped.
