@@ -15,9 +15,11 @@ from ocrstack.bench.faults import fault_rows, fault_table, format_table
 def test_fault_table_loses_no_page(tmp_path: Path) -> None:
     rows = fault_table(tmp_path)
     print("\n" + format_table(rows))
-    assert [r.scenario.split(" ")[0] for r in rows] == ["5xx", "poison", "server"]
+    assert [r.scenario.split(" ")[0] for r in rows] == ["5xx", "poison", "server", "Ctrl-C", "SIGKILL"]
     assert all(r.pages_lost == 0 for r in rows)
-    burst, poison, restart = rows
+    burst, poison, restart, ctrl_c, kill = rows
+    assert ctrl_c.exit_code == "130 -> 0" and ctrl_c.stop_seconds < 2.0  # issue 10: stop within 2 s
+    assert kill.exit_code == "-9 -> 0" and kill.up_to_date  # the finished document is not redone
     assert burst.exit_code == "0" and burst.retries >= 3  # the four requests of the burst were re-sent
     assert (
         poison.exit_code == "7 -> 0" and poison.retries == 3

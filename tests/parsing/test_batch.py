@@ -127,6 +127,7 @@ def test_a_batch_goes_on_past_bad_documents_and_names_each(tmp_path: Path):
 
 def test_the_bad_batch_exits_7_on_the_command_line(tmp_path: Path, monkeypatch, capsys):
     docs = _bad_batch(tmp_path)
+
     class FakeParser(pipeline.Parser):
         def __init__(self, options: ParseOptions) -> None:
             self.options, self.layout, self.recognizer = options, FakeLayout(), FakeRecognizer()

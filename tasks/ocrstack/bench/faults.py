@@ -177,9 +177,22 @@ def restart(work: Path, pages: int = 16, down: float = 4.0) -> FaultRow:
 SCENARIOS: dict[str, Callable[[Path], FaultRow]] = {"burst": burst, "poison": poison, "restart": restart}
 
 
+#: Exit codes of a scenario that ends well (``first -> rerun`` where the command runs twice).
+GOOD_EXIT = ("0", "7 -> 0", "130 -> 0", "-9 -> 0")
+
+
+def scenarios() -> dict[str, Callable[[Path], FaultRow]]:
+    """:data:`SCENARIOS` plus the interrupted runs (Ctrl-C mid-page, SIGKILL mid-batch then rerun)
+    of :mod:`ocrstack.bench.interrupts`, in table order."""
+    from ocrstack.bench import interrupts
+
+    return {**SCENARIOS, **interrupts.SCENARIOS}
+
+
 def fault_table(work: Path, names: list[str] | None = None) -> list[FaultRow]:
-    """Run the scenarios (all, or ``names``) in ``work``; one row each."""
-    return [SCENARIOS[n](work) for n in names or list(SCENARIOS)]
+    """Run the scenarios (all of :func:`scenarios`, or ``names``) in ``work``; one row each."""
+    table = scenarios()
+    return [table[n](work) for n in names or list(table)]
 
 
 def format_table(rows: list[FaultRow]) -> str:
@@ -239,7 +252,7 @@ def fault_rows(opts: Any, work: Path) -> list[Row]:
     unused: the scenarios have fixed sizes (about 20 s in all)."""
     rows = []
     for r in fault_table(work):
-        ok = r.pages_lost == 0 and r.exit_code in ("0", "7 -> 0")
+        ok = r.pages_lost == 0 and r.exit_code in GOOD_EXIT
         detail = f"requests {r.requests}, retries {r.retries}, exit code {r.exit_code}, {r.seconds:.1f} s"
         rows.append(
             Row(f"faults: {r.scenario}", r.pages_lost, "pages lost", "0", "meets" if ok else "misses", detail)
