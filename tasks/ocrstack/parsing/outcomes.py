@@ -6,8 +6,8 @@ Each input ends as one :class:`DocumentSummary` whose :attr:`~DocumentSummary.st
 :func:`conclude` prints one line per bad document (path, problem, fix), the summary
 ``N ok, M partial, K failed`` and writes ``OUT/ocrstack-report.json`` (atomically). Exit codes
 (:mod:`ocrstack.core.errors`): a batch of several inputs ends 0 when every document is ok and 7
-(:class:`PartialSuccess`) otherwise; a single input keeps its own codes (3 bad file, 2 bad
-``--pages``, 7 failed pages, 1 failed validation).
+(:class:`PartialSuccess`) otherwise; a single input writes no report and keeps its own codes
+(3 bad file, 2 bad ``--pages``, 7 failed pages, 1 failed validation).
 """
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ def write_report(out_dir: Path, run: RunSummary, stopped: str | None = None) -> 
 
 
 def conclude(run: RunSummary, out_dir: Path, single: bool, say: Callable[[str], None]) -> RunSummary:
-    """Print the per-document lines and the summary, write the report, raise for the exit code.
+    """Print the per-document lines and the summary, write the report (several inputs only: one
+    input's outcome is its exit code and NAME.blocks.json), raise for the exit code.
 
     Raises:
         OcrstackError: ``single`` and the one document failed as a whole: its own error.
@@ -182,8 +183,8 @@ def conclude(run: RunSummary, out_dir: Path, single: bool, say: Callable[[str], 
         say(summary_line(d))
         if d.validation is not None and not d.up_to_date:
             say(d.validation.to_text())
-    path = write_report(out_dir, run)
     if not single:
+        path = write_report(out_dir, run)  # one input: its exit code and blocks.json say it all
         say(f"ocrstack parse: {run.line()} (report: {path})")
         bad = [d for d in run.documents if d.status != OK]
         for d in bad:

@@ -84,7 +84,7 @@ def run(
     executor: PageExecutor | None = None,
 ) -> RunSummary:
     """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into
-    ``options.output``, and ``ocrstack-report.json`` (:mod:`ocrstack.parsing.outcomes`).
+    ``options.output``, and for several inputs ``ocrstack-report.json`` (:mod:`ocrstack.parsing.outcomes`).
 
     Like ``make``: an input whose finished output matches its sha256, the settings and the page
     selection is reported "up to date" and skipped; an interrupted one resumes from the page
@@ -150,7 +150,8 @@ def run(
     except BaseException as exc:
         _sort(done, files)
         stopped = "interrupted" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
-        outcomes.write_report(out_dir, done, stopped=stopped)
+        if not single:
+            outcomes.write_report(out_dir, done, stopped=stopped)
         raise
     _sort(done, files)
     return outcomes.conclude(done, out_dir, single, say)
