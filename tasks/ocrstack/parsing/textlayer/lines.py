@@ -29,6 +29,10 @@ SAME_LINE_OVERLAP = 0.5
 MAX_GAP = 1.5
 
 
+def _cjk(ch: str) -> bool:
+    return len(ch) == 1 and ("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+
+
 def _ov(a0: float, a1: float, b0: float, b1: float) -> float:
     return min(a1, b1) - max(a0, b0)
 
@@ -52,8 +56,8 @@ def build_lines(
 
     Returns lines in stream order, each with ``bbox`` the union of its characters' boxes in
     page pixels, ``text`` stripped, ``score`` 1.0. Lines with no text are dropped.
-    ``max_chars``: also end a line at the first space after this many characters (short runs
-    for the OCR sample: the recognizer's cost grows with the crop's width).
+    ``max_chars``: also end a line at the first space (or CJK character) after this many
+    characters (short runs for the OCR sample: the recognizer's cost grows with the crop's width).
     """
     lines: list[Line] = []
     text: list[str] = []
@@ -68,9 +72,10 @@ def build_lines(
         text, boxes, space = [], [], False
 
     for c in chars:
-        if max_chars is not None and c.text.isspace() and len(text) >= max_chars:
-            flush()
-            continue
+        if max_chars is not None and len(text) >= max_chars and (c.text.isspace() or _cjk(c.text)):
+            flush()  # Chinese has no spaces: any character boundary ends a run
+            if c.text.isspace():
+                continue
         if c.generated:
             if c.text in ("\r", "\n"):
                 flush()
