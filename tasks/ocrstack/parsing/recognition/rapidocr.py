@@ -71,6 +71,9 @@ MIN_SKEW = 0.5
 MAX_SKEW = 10.0
 SKEW_MIN_CHARS = 10
 SKEW_MIN_LINES = 5
+#: rapidocr's detector default ``Det.limit_side_len`` with ``limit_type: min`` (rapidocr/config.yaml):
+#: inputs with a shorter side are scaled up to it.
+DET_MIN_SIDE = 736
 #: Padding (pixels at 200 DPI) around a block read on its own (:meth:`RapidOcrRecognizer.recognize_only`):
 #: a tight layout box cuts glyphs; 8 px = 1 mm takes in no neighbouring line at body size.
 REGION_PAD = 8
@@ -353,6 +356,15 @@ class RapidOcrRecognizer(Recognizer):
             if x1 - x0 < 2 or y1 - y0 < 2:
                 continue
             crop = page.image.crop((round(x0), round(y0), round(x1), round(y1)))
+            if min(crop.size) < DET_MIN_SIDE:
+                # rapidocr scales a detector input up until its short side is 736 px: a 100 px high
+                # strip became 9200 px wide (12 s for one line strip of math_zh_gaokao_exam on the
+                # loaded machine; 5 s on a white canvas, same text)
+                canvas = Image.new(
+                    "RGB", (max(crop.width, DET_MIN_SIDE), max(crop.height, DET_MIN_SIDE)), "white"
+                )
+                canvas.paste(crop, (0, 0))
+                crop = canvas
             lines = [
                 dataclasses.replace(
                     ln, bbox=(ln.bbox[0] + x0, ln.bbox[1] + y0, ln.bbox[2] + x0, ln.bbox[3] + y0)
