@@ -192,3 +192,27 @@ def test_an_output_from_another_input_fails_only_that_document(tmp_path: Path):
     assert any("a.md already exists, made from another input" in s and "--force" in s for s in lines)
     summary, parser = _run(dataclasses.replace(options, force=True))
     assert [d.status for d in summary.documents] == ["ok", "ok"]
+
+
+def test_a_run_killed_between_writing_md_and_blocks_json_resumes(tmp_path: Path, monkeypatch):
+    """SIGKILL after NAME.md is written and before its blocks.json: the rerun resumes (from the
+    page cache) instead of refusing NAME.md as an output "made from another input"."""
+    from ocrstack.parsing import outputs
+
+    doc = _tiff(tmp_path / "doc.tif", 2)
+    options = ParseOptions(inputs=(doc,), output=tmp_path / "out")
+    real = outputs.atomic_write_json
+
+    def killed(path, data):  # noqa: ANN001, ANN202
+        if path.name == "doc.blocks.json" and (tmp_path / "out" / "doc.md").exists():
+            raise SystemExit("killed")  # the process dies here
+        return real(path, data)
+
+    monkeypatch.setattr(outputs, "atomic_write_json", killed)
+    with pytest.raises(SystemExit):
+        _run(options)
+    monkeypatch.setattr(outputs, "atomic_write_json", real)
+    summary, parser = _run(options)
+    (d,) = summary.documents
+    assert d.status == "ok" and not d.up_to_date and d.cached == 2 and parser.recognizer.calls == []
+    assert json.loads((tmp_path / "out" / "doc.blocks.json").read_text())["complete"] is True

@@ -194,21 +194,23 @@ def check_overwrite(
         complete = bool(data.get("complete", True))
     except (OSError, ValueError, AttributeError):
         data, complete = {}, True
-    if force:
+    if force or not complete:
         return RESUME
-    if not complete:
-        return RESUME
-    differs = []
-    if sha256 is None or data.get("sha256") != sha256:
-        differs.append("another input")
-    if key is None or data.get("settings_hash") != key:
-        differs.append("other settings")
-    if pages is not None and [p.get("page", 0) - 1 for p in data.get("pages", [])] != pages:
-        differs.append("another page selection")
-    if not differs:
-        return UP_TO_DATE
+    if not data:
+        why = f"without its {paths.blocks_json.name} (not an ocrstack output, or that file is unreadable)"
+    else:
+        differs = []
+        if sha256 is None or data.get("sha256") != sha256:
+            differs.append("another input")
+        if key is None or data.get("settings_hash") != key:
+            differs.append("other settings")
+        if pages is not None and [p.get("page", 0) - 1 for p in data.get("pages", [])] != pages:
+            differs.append("another page selection")
+        if not differs:
+            return UP_TO_DATE
+        why = f"made from {' and '.join(differs)}"
     raise UsageError(
-        f"{paths.markdown} already exists, made from {' and '.join(differs)}",
+        f"{paths.markdown} already exists, {why}",
         "pass --force to overwrite it (finished pages are reused from the cache) or choose another -o",
     )
 

@@ -362,10 +362,7 @@ def _write_document(parser: Parser, work: DocumentWork, settings_values: dict, k
     ordered = [work.results[i] for i in work.selected]
     doc.partial = sum(1 for r in ordered if r.failed_blocks)
     assembly = render_document(ordered, keep_paratext=options.keep_paratext)
-    outputs.atomic_write_text(paths.markdown, assembly.markdown)
     doc.issues = assembly.issues
-    report = validate(paths.markdown, ordered)
-    doc.validation = report
     blocks = outputs.blocks_document(
         source=source,
         sha256=work.sha,
@@ -376,11 +373,18 @@ def _write_document(parser: Parser, work: DocumentWork, settings_values: dict, k
         recognizer_name=parser.recognizer.name,
         model_info=parser.model_info(),
         pages=ordered,
-        complete=work.failures == 0 and doc.partial == 0,
+        complete=False,
         timings={"seconds": doc.seconds, "pages_per_second": doc.pages_per_second},
         issues=assembly.issues,
-        validation=json_report(report),
+        validation=None,
     )
+    # blocks.json first, marked incomplete: a run killed between the two writes leaves an output
+    # the next run resumes (from the page cache), never a NAME.md without its provenance
+    outputs.atomic_write_json(paths.blocks_json, blocks)
+    outputs.atomic_write_text(paths.markdown, assembly.markdown)
+    doc.validation = validate(paths.markdown, ordered)
+    blocks["complete"] = work.failures == 0 and doc.partial == 0
+    blocks["validation"] = json_report(doc.validation)
     outputs.atomic_write_json(paths.blocks_json, blocks)
     return doc
 
