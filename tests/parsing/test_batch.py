@@ -82,7 +82,7 @@ def test_rerun_of_an_interrupted_batch_resumes_and_reports_up_to_date(tmp_path: 
     docs = tmp_path / "docs"
     docs.mkdir()
     _tiff(docs / "a.tif", 2)
-    _tiff(docs / "b.tif", 2)
+    _tiff(docs / "b.tif", 3)  # other bytes than a.tif (equal files share their cached pages)
     options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
     _run(options)
     out = tmp_path / "out"
@@ -93,7 +93,7 @@ def test_rerun_of_an_interrupted_batch_resumes_and_reports_up_to_date(tmp_path: 
     summary, parser = _run(options, lines)
     a, b = summary.documents
     assert a.up_to_date and a.status == "ok" and not b.up_to_date and b.status == "ok"
-    assert parser.recognizer.calls == [] and b.cached == 2  # b's finished pages: from the page cache
+    assert parser.recognizer.calls == [] and b.cached == 3  # b's finished pages: from the page cache
     assert any("a.md: up to date" in s for s in lines), lines
     assert (out / "a.md").read_text() == a_md and (out / "b.md").is_file()
     report = json.loads((out / "ocrstack-report.json").read_text())
@@ -216,3 +216,29 @@ def test_a_run_killed_between_writing_md_and_blocks_json_resumes(tmp_path: Path,
     (d,) = summary.documents
     assert d.status == "ok" and not d.up_to_date and d.cached == 2 and parser.recognizer.calls == []
     assert json.loads((tmp_path / "out" / "doc.blocks.json").read_text())["complete"] is True
+
+
+def test_a_fatal_server_error_stops_the_batch_and_the_report_says_so(tmp_path: Path):
+    """A 4xx (guide 8) is not one document's problem: the batch stops, the documents done so far
+    are in the report, with ``stopped`` naming why."""
+    from ocrstack.core.errors import ServerRejected
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _tiff(docs / "a.tif", 1)
+    _tiff(docs / "b.tif", 2)  # other bytes than a.tif (equal files share their cached pages)
+
+    class RejectsB(FakeRecognizer):
+        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+            if Path(page.source).name == "b.tif":
+                raise ServerRejected("400 Bad Request", "add --trust-request-mm-kwargs", status=400)
+            return super().recognize(page, blocks)
+
+    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
+    parser = _parser(options)
+    parser.recognizer = RejectsB()
+    with pytest.raises(ServerRejected):
+        pipeline.run(options, progress=False, echo=lambda _s: None, parser=parser)
+    report = json.loads((tmp_path / "out" / outcomes.REPORT_NAME).read_text())
+    assert report["stopped"] == "ServerRejected"
+    assert [(Path(d["source"]).name, d["status"]) for d in report["documents"]] == [("a.tif", "ok")]
