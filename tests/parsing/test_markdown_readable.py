@@ -238,3 +238,7 @@ def test_multi_column_corpus_pages_render_without_mid_sentence_breaks(corpus, na
     md = render_page(result).markdown
     assert mid_sentence_breaks(md) == []
     assert len(paras(md)) >= min_paras
+    if (name, pageno) == ("en_twocol_ltnews24.pdf", 0):  # its contents: entry and page number together
+        got = paras(md)
+        for entry in ("support 1", "Unicode data 1", "Changes in Graphics 2", "Changes in Tools 2"):
+            assert any(p.endswith(entry) and len(p) < 60 for p in got), (entry, got[:12])

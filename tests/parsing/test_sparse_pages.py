@@ -257,3 +257,29 @@ def test_openai_sends_the_masthead_of_ltnews24_and_keeps_it_as_title(corpus):
     w, h = (int(v) for v in top.text.split()[1].split("x"))
     assert (w, h) in sizes  # the masthead crop went to the server
     assert render_page(result).markdown.startswith(f"## masthead {w}x{h}")
+
+
+def test_a_short_block_missing_a_row_of_ink_is_read_again_and_formulas_are_not(monkeypatch):
+    """150 DPI: the whole-page pass read one of the header's two lines; the block has two rows
+    of ink, so its crop is read and, giving two rows, replaces the reading. An empty formula is
+    not re-read (a crop of math reads as noise)."""
+    rec = RapidOcrRecognizer()
+    image = Image.new("RGB", (800, 1000), "white")
+    d = ImageDraw.Draw(image)
+    d.rectangle((110, 105, 390, 118), fill="black")  # two rows of "ink" in the header block
+    d.rectangle((110, 125, 300, 138), fill="black")
+    asked = []
+
+    def read_lines(img):
+        asked.append(img.size)
+        if img.size == (800, 1000):
+            return [Line((110, 104, 390, 119), "Hello world", 0.9)]
+        return [Line((10, 5, 290, 20), "Hello world", 0.9), Line((10, 25, 200, 40), "Second line", 0.9)]
+
+    monkeypatch.setattr(rec, "read_lines", read_lines)
+    page = PageImage(source="x.png", index=0, image=image, dpi=200, source_sha256="0" * 64)
+    head = Block((100, 100, 400, 140), Category.HEADER)
+    formula = Block((100, 500, 400, 560), Category.FORMULA)
+    rec.recognize(page, [head, formula])
+    assert head.text == "Hello world\nSecond line" and "read again" in head.warnings[-1]
+    assert formula.text == "" and len(asked) == 2  # the page, then the header's crop only

@@ -31,7 +31,6 @@ import numpy as np
 from PIL import Image
 
 from ocrstack.core.errors import ConfigError
-from ocrstack.parsing import geometry
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import pad
 from ocrstack.parsing.options import ParseOptions
@@ -44,10 +43,12 @@ from ocrstack.parsing.recognition.lines import (
     join_lines,
     promote_title_lines,
 )
-from ocrstack.parsing.types import Block, Category, PageImage
+from ocrstack.parsing.recognition.reread import RETRY_SCALE, RereadMixin
+from ocrstack.parsing.types import Block, PageImage
 
 __all__ = [
     "FALLBACK_WARNING",
+    "RETRY_SCALE",
     "Line",
     "RapidOcrRecognizer",
     "assign_lines",
@@ -77,13 +78,6 @@ DET_MIN_SIDE = 736
 #: Padding (pixels at 200 DPI) around a block read on its own (:meth:`RapidOcrRecognizer.recognize_only`):
 #: a tight layout box cuts glyphs; 8 px = 1 mm takes in no neighbouring line at body size.
 REGION_PAD = 8
-#: A page on which the whole-page pass finds no text line is read again at this scale (issue 10
-#: item 7): two short 12 pt lines at the top of a blank A4 page at 200 DPI gave no detection at
-#: scale 1, 0.75 or 1.5 and both lines at 0.5 (DejaVu Serif, tests/parsing/test_sparse_pages.py).
-RETRY_SCALE = 0.5
-#: Padding (pixels at 200 DPI) around an empty block read again from its own crop
-#: (:meth:`RapidOcrRecognizer.reread_empty`): 8 px = 1 mm keeps cut glyphs whole.
-REREAD_PAD = 8
 #: rapidocr's logger (rapidocr/utils/log.py: ``Logger(logger_name="RapidOCR")``, own stderr
 #: handler, ``propagate = False``).
 RAPIDOCR_LOGGER = "RapidOCR"
@@ -118,7 +112,7 @@ def _bundled_model_dir() -> Path:
     return Path(rapidocr.__file__).resolve().parent / "models"
 
 
-class RapidOcrRecognizer(Recognizer):
+class RapidOcrRecognizer(RereadMixin, Recognizer):
     """:class:`~ocrstack.parsing.types.Recognizer` over rapidocr; safe for one page at a time per instance."""
 
     name = "rapidocr"
@@ -197,46 +191,6 @@ class RapidOcrRecognizer(Recognizer):
                 )
             )
         return lines
-
-    def read_page_lines(self, image: Image.Image) -> list[Line]:
-        """:meth:`read_lines` of a whole page; when it finds nothing, the page is read again at
-        ``RETRY_SCALE`` (boxes scaled back to ``image`` pixels) before it is taken as blank:
-        rapidocr's detector misses short lines on an otherwise blank page (issue 10 item 7)."""
-        lines = self.read_lines(image)
-        if lines or min(image.size) * RETRY_SCALE < 32:
-            return lines
-        small = image.resize(
-            (round(image.width * RETRY_SCALE), round(image.height * RETRY_SCALE)), Image.Resampling.LANCZOS
-        )
-        return [
-            dataclasses.replace(ln, bbox=tuple(v / RETRY_SCALE for v in ln.bbox))  # type: ignore[arg-type]
-            for ln in self.read_lines(small)
-        ]
-
-    def read_crop(self, page: PageImage, block: Block) -> list[Line]:
-        """Lines read from ``block``'s own crop (padded by ``REREAD_PAD`` at 200 DPI), in page pixels."""
-        x0, y0, x1, y1 = geometry.pad(block.bbox, REREAD_PAD * (page.dpi or 200) / 200, page.size)
-        if x1 - x0 < 2 or y1 - y0 < 2:
-            return []
-        crop = page.image.crop((round(x0), round(y0), round(x1), round(y1)))
-        dx, dy = round(x0), round(y0)
-        return [
-            dataclasses.replace(ln, bbox=(ln.bbox[0] + dx, ln.bbox[1] + dy, ln.bbox[2] + dx, ln.bbox[3] + dy))
-            for ln in self.read_lines(crop)
-        ]
-
-    def reread_empty(self, page: PageImage, blocks: list[Block]) -> None:
-        """Read each non-figure block the whole-page pass left without text again from its own
-        crop (:meth:`read_crop`), in place; lines of the crop's margin that belong to a neighbour
-        (less than half inside the block) are dropped. A block that gets text this way carries a
-        warning saying so. Issue 10 item 7: rapidocr's whole-page detector found no text in a
-        header block of two 12 pt lines that the same detector reads on the block's crop."""
-        for b in blocks:
-            if b.text.strip() or b.category is Category.FIGURE or b.label == "recovered":
-                continue
-            assign_lines([b], self.read_crop(page, b), structured=False)
-            if b.text.strip():
-                b.warnings.append("read again from its own crop: the whole-page pass found no text in it")
 
     @staticmethod
     def page_rotation(lines: list[Line]) -> int:
