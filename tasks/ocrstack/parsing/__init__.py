@@ -4,7 +4,10 @@ Where things are:
 
 * :mod:`.options` -- every option declared once (CLI flags, HTTP form fields, validation, cache
   key derive from it); per-engine option classes (``LayoutOptions``, ``OpenAIOptions``).
-* :mod:`.pipeline` -- :func:`~.pipeline.run`: inputs, resume cache, pages in flight, outputs.
+* :mod:`.pipeline` -- :func:`~.pipeline.run`: inputs, resume cache, pages in flight, outputs;
+  :mod:`.batch` (which inputs need work, up to date like make), :mod:`.outcomes` (ok / partial /
+  failed per document, ``ocrstack-report.json``, exit codes), :mod:`.doclock` (a lock per
+  output document), :mod:`.interrupts` (Ctrl-C).
 * :mod:`.stages` -- one page as the stages orient, layout, merge, paratext, recognise, order,
   figures (timed per page in blocks.json).
 * :mod:`.engines` -- the engine protocol (``LayoutProvider``, ``Recognizer`` base classes);
