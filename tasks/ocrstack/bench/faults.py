@@ -15,8 +15,9 @@ servers on 127.0.0.1, and reports one row: ``scenario | requests | retries | pag
 Scenarios here: ``5xx burst`` (a 2 s 503 burst at ``--concurrency 4``), ``poison block`` (one page
 always answers 500; exit 7, then the server is cured and the same command reruns only that block),
 ``server restart`` (the only server stops mid-run and comes back 2 s later on the same port).
-:data:`SCENARIOS` maps names to functions ``(work_dir) -> FaultRow``; another module adds its own
-(Ctrl-C mid-page, SIGKILL mid-batch then rerun) by adding entries.
+:data:`SCENARIOS` maps names to functions ``(work_dir) -> FaultRow``; :func:`scenarios` adds those
+of :mod:`ocrstack.bench.interrupts` (Ctrl-C mid-page, SIGKILL mid-batch then rerun). The row and
+the shared helpers are in :mod:`ocrstack.bench.faultkit`.
 
 :func:`routing_split` measures load-aware routing: two servers with vLLM-format ``/metrics``, one
 reporting ``extra_waiting`` queued requests of another client; the share of blocks each received.
@@ -27,93 +28,27 @@ Run: ``python -m ocrstack.bench.faults`` prints both tables; :func:`fault_rows` 
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ocrstack.bench import interrupts
+from ocrstack.bench.faultkit import (
+    FaultRow,
+    block_requests,
+    format_table,
+    make_tiff,
+    pages_lost,
+    resent,
+    run_cli,
+)
 from ocrstack.bench.results import Row
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 #: Fake generation time per request (s).
 LATENCY = 0.05
-
-
-@dataclass
-class FaultRow:
-    """One scenario's outcome (see the module docstring for the columns)."""
-
-    scenario: str
-    requests: int
-    retries: int
-    pages_lost: int
-    exit_code: str
-    seconds: float = 0.0
-
-
-def make_tiff(path: Path, pages: int) -> Path:
-    """A ``pages``-frame greyscale TIFF, each frame 400 x 300 px with its own drawn text (so every
-    page sends a different image)."""
-    from PIL import Image, ImageDraw
-
-    frames = []
-    for n in range(pages):
-        im = Image.new("L", (400, 300), 255)
-        ImageDraw.Draw(im).text((20, 20 + 8 * n), f"page {n + 1}: the quick brown fox", fill=0)
-        frames.append(im)
-    frames[0].save(path, format="TIFF", save_all=True, append_images=frames[1:])
-    return path
-
-
-def run_cli(
-    inputs: list[Path], out: Path, urls: list[str], *extra: str, timeout: float = 300
-) -> tuple[int, str]:
-    """``ocrstack parse INPUTS --recognizer openai --layout none --server-url ... -o OUT`` as a child
-    process of this interpreter (``python -m ocrstack``); returns (exit code, stderr)."""
-    args = ["parse", *map(str, inputs), "--recognizer", "openai", "--layout", "none", "--no-progress"]
-    for url in urls:
-        args += ["--server-url", url]
-    done = subprocess.run(
-        [sys.executable, "-m", "ocrstack", *args, *extra, "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return done.returncode, done.stderr
-
-
-def block_requests(servers: list[FakeOpenAIServer]) -> list[Any]:
-    """Recorded block requests (``max_tokens`` > 1: not probes) of ``servers``."""
-    return [r for s in servers for r in s.requests if int(r.body.get("max_tokens") or 2) > 1]
-
-
-def pages_lost(blocks_json: Path, pages: int) -> int:
-    """Pages without every block read (text and no ``failed`` status) in ``blocks_json``."""
-    if not blocks_json.is_file():
-        return pages
-    data = json.loads(blocks_json.read_text(encoding="utf-8"))
-    good = 0
-    for page in data.get("pages", []):
-        blocks = page.get("blocks", [])
-        if (
-            not page.get("error")
-            and blocks
-            and all(b.get("text") and b.get("status") != "failed" for b in blocks)
-        ):
-            good += 1
-    return pages - good
-
-
-def resent(stderr: str) -> int:
-    """Requests re-sent after a fault, from the recognizer's ``server faults: ...`` line(s)."""
-    return sum(int(n) for n in re.findall(r"(\d+) request\(s\) re-sent", stderr))
 
 
 def burst(work: Path, pages: int = 16) -> FaultRow:
@@ -184,8 +119,6 @@ GOOD_EXIT = ("0", "7 -> 0", "130 -> 0", "-9 -> 0")
 def scenarios() -> dict[str, Callable[[Path], FaultRow]]:
     """:data:`SCENARIOS` plus the interrupted runs (Ctrl-C mid-page, SIGKILL mid-batch then rerun)
     of :mod:`ocrstack.bench.interrupts`, in table order."""
-    from ocrstack.bench import interrupts
-
     return {**SCENARIOS, **interrupts.SCENARIOS}
 
 
@@ -193,19 +126,6 @@ def fault_table(work: Path, names: list[str] | None = None) -> list[FaultRow]:
     """Run the scenarios (all of :func:`scenarios`, or ``names``) in ``work``; one row each."""
     table = scenarios()
     return [table[n](work) for n in names or list(table)]
-
-
-def format_table(rows: list[FaultRow]) -> str:
-    """``scenario | requests | retries | pages lost | exit code`` as a Markdown table."""
-    lines = [
-        "| scenario | requests | retries | pages lost | exit code | seconds |",
-        "|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {r.scenario} | {r.requests} | {r.retries} | {r.pages_lost} | {r.exit_code} | {r.seconds:.1f} |"
-        for r in rows
-    ]
-    return "\n".join(lines)
 
 
 def routing_split(

@@ -15,7 +15,7 @@ takes :data:`PAGE_SECONDS` (a heavy page on a real server), then rerun the same 
 
 ``requests`` counts the server's chat requests over both runs (probes included): finished work
 is not asked again, so it is pages + probes + the one request in flight when the run stopped.
-``pages lost``: pages without text after the rerun (:func:`ocrstack.bench.faults.pages_lost`).
+``pages lost``: pages without text after the rerun (:func:`ocrstack.bench.faultkit.pages_lost`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from ocrstack.bench.faults import FaultRow, make_tiff, pages_lost, resent, run_cli
+from ocrstack.bench.faultkit import FaultRow, format_table, make_tiff, pages_lost, resent, run_cli
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 #: Seconds each block request takes on the fake server (one block per page with --layout none).
@@ -54,7 +54,7 @@ def _wait(condition, proc: subprocess.Popen, timeout: float = 120) -> None:  # n
 
 
 def _tiff(path: Path, pages: int, title: str) -> Path:
-    """Like :func:`ocrstack.bench.faults.make_tiff`, with ``title`` drawn on every page (so the
+    """Like :func:`ocrstack.bench.faultkit.make_tiff`, with ``title`` drawn on every page (so the
     documents of a batch differ: equal files would share their page cache)."""
     from PIL import Image, ImageDraw
 
@@ -130,8 +130,6 @@ SCENARIOS = {"ctrl-c": ctrl_c, "sigkill": sigkill_batch}
 def main() -> int:
     """Print both rows (and the time to stop after Ctrl-C) for a temporary work directory."""
     import tempfile
-
-    from ocrstack.bench.faults import format_table
 
     with tempfile.TemporaryDirectory(prefix="ocrstack-interrupts-") as tmp:
         rows = [f(Path(tmp)) for f in SCENARIOS.values()]
