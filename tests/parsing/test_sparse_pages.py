@@ -231,7 +231,7 @@ def test_sparse_page_text_comes_out(tmp_path, name, mode, dpi, lines):
 
 @pytest.mark.server
 @pytest.mark.corpus
-def test_openai_sends_the_masthead_of_ltnews24_and_keeps_it_as_title(corpus):
+def test_openai_sends_the_masthead_of_ltnews24_and_keeps_it_as_title(corpus, tmp_path):
     """``--recognizer openai`` (fake server on 127.0.0.1): the masthead of en_twocol_ltnews24
     page 1, labelled header by rapid-layout, is requested and comes out as a heading; before
     issue 10 only the rapidocr path promoted it (from rapidocr's line heights) and the openai
@@ -244,7 +244,13 @@ def test_openai_sends_the_masthead_of_ltnews24_and_keeps_it_as_title(corpus):
 
     (page,) = documents.iter_pages(corpus / "en_twocol_ltnews24.pdf", pages="1", dpi=200)
     with FakeOpenAIServer(reply=lambda body, size: f"masthead {size[0]}x{size[1]}" if size else "ok") as srv:
-        opts = ParseOptions(inputs=(), recognizer="openai", server_urls=(srv.url,), model="minicpm-ocr")
+        opts = ParseOptions(
+            inputs=(),
+            output=tmp_path / "out",
+            recognizer="openai",
+            server_urls=(srv.url,),
+            model="minicpm-ocr",
+        )  # output: the block-answer cache goes under it, fresh per test
         if "text_layer" in {f.name for f in dataclasses.fields(opts)}:  # issue 11: the OCR path only
             opts = dataclasses.replace(opts, text_layer="off")
         with create("openai", opts) as rec:

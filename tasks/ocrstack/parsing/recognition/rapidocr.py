@@ -296,7 +296,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         if lines is None:
             lines = self.read_page_lines(page.image)
         out = assign_lines(blocks, lines, structured=False)
-        self.reread_empty(page, blocks)
+        self.reread_empty(page, blocks, lines)
         return out
 
     def recognize_only(self, page: PageImage, blocks: list[Block]) -> list[Block]:

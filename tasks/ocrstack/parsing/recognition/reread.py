@@ -10,11 +10,13 @@ line and a crop reading for blocks left short.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image
 
 from ocrstack.parsing import geometry
+from ocrstack.parsing.geometry import covered
 from ocrstack.parsing.recognition.lines import Line, assign_lines
 from ocrstack.parsing.recognition.titles import ink_rows
 from ocrstack.parsing.types import Block, Category, PageImage
@@ -78,15 +80,18 @@ class RereadMixin:
             for ln in self.read_lines(crop)
         ]
 
-    def reread_empty(self, page: PageImage, blocks: list[Block]) -> None:
+    def reread_empty(self, page: PageImage, blocks: list[Block], lines: Sequence[Line] = ()) -> None:
         """Read text blocks the whole-page pass left short again from their own crops
         (:meth:`read_crop`), in place; lines of the crop's margin that belong to a neighbour
         (less than half inside the block) are dropped.
 
         Read again: a block of a category in :data:`REREAD` that got no text, or that got fewer
         rows than it has rows of ink (:func:`~ocrstack.parsing.recognition.titles.ink_rows`)
-        when those are at most ``REREAD_MAX_ROWS``; the crop's reading replaces the block's only
-        when it has more rows. Such a block carries a warning. Issue 10 item 7: rapidocr's
+        when those are at most ``REREAD_MAX_ROWS``. Only crop lines the whole-page pass did not
+        read are new (a crop line mostly inside one of ``lines``, the page's lines, is dropped:
+        a neighbouring block that took that line keeps it, nothing is written twice); the block
+        is then made of its own page lines and the new ones, kept when that gives more rows.
+        Such a block carries a warning. Issue 10 item 7: rapidocr's
         whole-page detector found no text (at 200 DPI) or one of two lines (150 DPI) in a header
         block of two 12 pt lines that the same detector reads on the block's crop. Formulas,
         tables and figures are left alone: a crop of a formula reads as noise (math_zh_gaokao_exam).
@@ -103,8 +108,14 @@ class RereadMixin:
                     gray = np.asarray(page.image.convert("L"))
                 if len(ink_rows(gray, b.bbox)) <= len(have):
                     continue
+            fresh = [
+                c for c in self.read_crop(page, b) if not any(covered(c.bbox, ln.bbox) >= 0.5 for ln in lines)
+            ]
+            if not fresh:
+                continue
+            own = [ln for ln in lines if covered(ln.bbox, b.bbox) >= 0.5]
             trial = dataclasses.replace(b, text="", warnings=[])
-            assign_lines([trial], self.read_crop(page, b), structured=False)
+            assign_lines([trial], own + fresh, structured=False)
             if len([r for r in trial.text.splitlines() if r.strip()]) > len(have):
                 b.text, b.bbox = trial.text, trial.bbox
                 b.warnings.append("read again from its own crop: the whole-page pass found less text in it")
