@@ -117,7 +117,9 @@ def test_pipeline_keeps_the_providers_reading_order(tiny_checkpoint):
                 b.bbox = (10, 580 - 20 * b.order, 390, 594 - 20 * b.order)
             return blocks
 
-    class Echo:
+    from ocrstack.parsing.engines import Recognizer
+
+    class Echo(Recognizer):  # the engine protocol's defaults (orient, probe, ...) from the base class
         name = "echo"
         structured = False
 
