@@ -196,18 +196,21 @@ def _parse_all(
             ready = []
             for f, paths, sel in todo:
                 try:
-                    if executor is not None:  # all documents at once: hold every lock now
-                        held.enter_context(doclock.hold(paths, options.lock_timeout, say))
-                        ready.append((f, paths, sel))
-                        continue
-                    with doclock.hold(paths, options.lock_timeout, say):
+                    with contextlib.ExitStack() as lock:
+                        # an executor computes all documents at once: their locks are held until the end
+                        (held if executor is not None else lock).enter_context(
+                            doclock.hold(paths, options.lock_timeout, say)
+                        )
                         # checked again under the lock: another run may have finished it meanwhile
                         fresh = batch.up_to_date(f, paths, sel, options.force, key)
                         if fresh is not None:
                             bar.update(len(sel))
                             done.documents.append(fresh)
-                            continue
-                        done.documents.append(_run_document(parser, f, paths, sel, settings_values, key, bar))
+                        elif executor is not None:
+                            ready.append((f, paths, sel))
+                        else:
+                            doc = _run_document(parser, f, paths, sel, settings_values, key, bar)
+                            done.documents.append(doc)
                 except DOCUMENT_ERRORS as exc:
                     failed(f, paths, exc)
             if executor is not None and ready:
