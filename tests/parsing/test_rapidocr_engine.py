@@ -15,7 +15,11 @@ def test_probe_scale_is_the_probe_side_over_the_long_side_never_above_one():
 def test_tall_enough_text_keeps_the_probe_scale():
     probe = 1280 / 2200
     assert E.detection_scale((1700, 2200), [20.0, 22.0, 18.0]) == pytest.approx(probe)
-    assert E.detection_scale((1700, 2200), []) == pytest.approx(probe)
+
+
+def test_a_probe_that_finds_nothing_is_followed_by_a_full_size_pass():
+    assert E.detection_scale((1700, 2200), []) == 1.0
+    assert E.detection_scale((3000, 8000), []) == pytest.approx(4000 / 8000)
 
 
 def test_small_text_on_a_large_page_is_detected_larger_up_to_full_resolution():
@@ -39,8 +43,8 @@ def test_session_options_one_thread_no_spinning():
 
 
 def test_small_text_page_gets_a_second_detection_pass_and_is_read():
-    """A page of 12 px text (line boxes about 24 px) drawn at 3300 px high: the probe (max side 1280)
-    sees lines under 12 px, so the page is detected again larger and the words are read."""
+    """A page of 10 px text drawn at 3300 px high: the probe (max side 1280)
+    finds no line at all, so the page is detected again larger and the words are read."""
     pytest.importorskip("rapidocr")
     import numpy as np
     from PIL import Image, ImageDraw, ImageFont
@@ -49,7 +53,7 @@ def test_small_text_page_gets_a_second_detection_pass_and_is_read():
 
     img = Image.new("RGB", (2340, 3300), "white")
     draw = ImageDraw.Draw(img)
-    font = ImageFont.load_default(size=12)
+    font = ImageFont.load_default(size=10)
     for k in range(40):
         draw.text((150, 150 + 70 * k), f"line {k} of small text on a large page", fill="black", font=font)
     rec = RapidOcrRecognizer()
