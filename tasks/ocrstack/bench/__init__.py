@@ -49,6 +49,7 @@ from pathlib import Path
 
 from ocrstack.bench.accuracy_table import accuracy_rows
 from ocrstack.bench.embedded import embedded_rows
+from ocrstack.bench.faults import fault_rows, routing_rows
 from ocrstack.bench.harness import Fleet, make_pdf
 from ocrstack.bench.overhead import overhead_rows
 from ocrstack.bench.results import OVERHEAD_TARGET, RSS_TARGET, SCALING_TARGET, BenchOptions, BenchResult, Row
@@ -79,6 +80,8 @@ def run(opts: BenchOptions) -> BenchResult:
             ("throughput", scaling_rows),
             ("peak RSS", rss_rows),
             ("ray vs local dispatcher", scaleout_rows),
+            ("faults", fault_rows),
+            ("routing", routing_rows),
         ]
         if opts.embedded:
             sections.append(("embedded default pages/s", embedded_rows))
