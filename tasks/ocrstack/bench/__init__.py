@@ -28,6 +28,10 @@ Rows (targets from issue 3; the benchmark reports, it does not assert):
   recall, precision, order, s/page) and its targets (:mod:`~ocrstack.bench.accuracy_table`).
 * ``ray/local N servers``: ``--ray`` pages/s over the local dispatcher's for 1, 2, 4 servers, and
   Ray's own scaling (issue 13; :mod:`~ocrstack.bench.scaleout`; a not-run row without Ray).
+* fault rows ``scenario``: requests, retries, pages lost (target 0) and exit codes of scripted
+  faults through the real CLI -- 5xx burst, poison block, server killed and restarted, Ctrl-C
+  mid-page, SIGKILL mid-batch then rerun (issue 10; :mod:`~ocrstack.bench.faults`), and the
+  routing split between an idle and a loaded server (issue 13).
 
 Modules: :mod:`~ocrstack.bench.results` (options, rows, table), :mod:`~ocrstack.bench.harness`
 (PDFs, fake-server fleet, quiet parse run), one module per benchmark (:mod:`~ocrstack.bench.overhead`,
