@@ -19,11 +19,11 @@ def test_marker_only_counts_on_its_own_line():
 
 
 def test_round_trip_with_the_assembly():
-    pages = [
-        PageResult(index=i, size=(10, 10), blocks=[Block((0, 0, 5, 5), Category.TEXT, text=f"p{i}")])
+    pages = [  # whole sentences: lowercase run-on text is joined across the page break
+        PageResult(index=i, size=(10, 10), blocks=[Block((0, 0, 5, 5), Category.TEXT, text=f"Page {i}.")])
         for i in (0, 1, 4)
     ]
     md = render_document(pages).markdown
     assert md.startswith(marker(1))
     got = split_pages(md)
-    assert sorted(got) == [1, 2, 5] and [got[n].strip() for n in (1, 2, 5)] == ["p0", "p1", "p4"]
+    assert sorted(got) == [1, 2, 5] and [got[n].strip() for n in (1, 2, 5)] == ["Page 0.", "Page 1.", "Page 4."]
