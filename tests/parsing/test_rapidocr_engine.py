@@ -8,12 +8,12 @@ from ocrstack.parsing.recognition import rapidocr_engine as E
 
 
 def test_probe_scale_is_the_probe_side_over_the_long_side_never_above_one():
-    assert E.detection_scale((1700, 2200), None) == pytest.approx(1280 / 2200)
+    assert E.detection_scale((1700, 2200), None) == pytest.approx(E.PROBE_SIDE / 2200)
     assert E.detection_scale((600, 400), None) == 1.0
 
 
 def test_tall_enough_text_keeps_the_probe_scale():
-    probe = 1280 / 2200
+    probe = E.PROBE_SIDE / 2200
     assert E.detection_scale((1700, 2200), [20.0, 22.0, 18.0]) == pytest.approx(probe)
 
 
@@ -23,9 +23,9 @@ def test_a_probe_that_finds_nothing_is_followed_by_a_full_size_pass():
 
 
 def test_small_text_on_a_large_page_is_detected_larger_up_to_full_resolution():
-    # A3 at 200 DPI: 2339 x 3308; probe 1280/3308; median line 8 px at the probe scale
-    probe = 1280 / 3308
-    assert E.detection_scale((2339, 3308), [8.0, 8.0, 9.0]) == pytest.approx(probe * 20 / 8)
+    # A3 at 200 DPI: 2339 x 3308; median line 10 px at the probe scale
+    probe = E.PROBE_SIDE / 3308
+    assert E.detection_scale((2339, 3308), [10.0, 10.0, 11.0]) == pytest.approx(probe * 20 / 10)
     # tiny text: capped at the page's own pixels
     assert E.detection_scale((2339, 3308), [2.0, 2.0]) == 1.0
 
@@ -43,7 +43,7 @@ def test_session_options_one_thread_no_spinning():
 
 
 def test_small_text_page_gets_a_second_detection_pass_and_is_read():
-    """A page of 10 px text drawn at 3300 px high: the probe (max side 1280)
+    """A page of 8 px text drawn at 3300 px high: the probe (max side PROBE_SIDE)
     finds no line at all, so the page is detected again larger and the words are read."""
     pytest.importorskip("rapidocr")
     import numpy as np
@@ -53,13 +53,13 @@ def test_small_text_page_gets_a_second_detection_pass_and_is_read():
 
     img = Image.new("RGB", (2340, 3300), "white")
     draw = ImageDraw.Draw(img)
-    font = ImageFont.load_default(size=10)
+    font = ImageFont.load_default(size=8)
     for k in range(40):
         draw.text((150, 150 + 70 * k), f"line {k} of small text on a large page", fill="black", font=font)
     rec = RapidOcrRecognizer()
     bgr = np.ascontiguousarray(np.asarray(img)[:, :, ::-1])
     raw = E.read_raw(rec.engine(), bgr)
     assert raw.det_passes == 2
-    assert raw.det_scale > 1280 / 3300
+    assert raw.det_scale > E.PROBE_SIDE / 3300
     text = " ".join(t for t, s in zip(raw.texts, raw.scores, strict=True) if s >= 0.5)
     assert "small text on a large page" in text

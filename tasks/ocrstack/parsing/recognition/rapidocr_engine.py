@@ -17,7 +17,7 @@ dev corpus, 18 pages, one run on the shared 2-core machine: 4.76 vs 10.43 s/page
   :data:`MIN_TEXT_PX` detector pixels the page is detected again at the scale that makes it
   :data:`TARGET_TEXT_PX` (never above the page's own pixels, nor a max side over
   :data:`MAX_SIDE`); when the probe finds nothing the page is detected again at full size.
-  Issue 11: max side 1280 instead of 2000 was 2.7x faster at equal recall.
+  Issue 11: max side 1280 instead of 2000 was 2.7x faster at equal recall (see PROBE_SIDE).
 * **Crops from the full-resolution image**, not from the shrunk detector input: the recognizer
   scales each crop to 48 px high, so a 30 px line keeps its detail.
 * **Classifier only where orientation is unknown.** rapidocr's classifier (0/180 degrees) ran
@@ -50,7 +50,9 @@ import numpy as np
 log = logging.getLogger("ocrstack.rapidocr")
 
 #: Max side (px) of the first detection pass. Issue 11: 1280 detects as well as 2000 on
-#: letter/A4 pages at 200 DPI (body line boxes about 20 px high at that size).
+#: letter/A4 pages at 200 DPI (word recall). Tried 1600: the same line texts as 2000 on
+#: tables_zh_debian_reference, but the accuracy suite got worse there (CER 0.071 -> 0.104: the
+#: table grid built from line boxes moved) and on tables_googledocs_grid (recall 0.978).
 PROBE_SIDE = 1280
 #: A page whose median detected line box is lower than this (detector px) is detected again
 #: larger: DB-style detectors (PP-OCR det) lose lines below about 10 px; 12 keeps a margin.
@@ -148,10 +150,10 @@ def detection_scale(size: tuple[int, int], probe_heights: list[float] | None) ->
     the heights (probe detector px) of the lines the probe found: the probe scale when their
     median is at least ``MIN_TEXT_PX``, else the scale that makes the median ``TARGET_TEXT_PX``,
     at most 1 and at most ``MAX_SIDE / max side``. When the probe found nothing, the largest
-    scale (1, or ``MAX_SIDE / max side``): 10 px text on a 3300 px page gives no box at the
-    probe scale (tests/parsing/test_rapidocr_engine.py). Heights are of the detector's boxes,
-    which include its unclip margin (``Det.unclip_ratio`` 1.6): 12 px glyphs give about 15 px
-    boxes at the probe scale of a 3300 px page.
+    scale (1, or ``MAX_SIDE / max side``): at a 1280 probe, 10 px text on a 3300 px page gave
+    no box at all (8 px text at the 1600 probe: tests/parsing/test_rapidocr_engine.py). Heights
+    are of the detector's boxes, which include its unclip margin (``Det.unclip_ratio`` 1.6):
+    12 px glyphs gave about 15 px boxes at the 1280 probe of a 3300 px page.
     """
     side = max(size)
     probe = min(1.0, PROBE_SIDE / side)
