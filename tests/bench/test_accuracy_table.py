@@ -44,3 +44,11 @@ def test_targets_missed_are_reported_as_misses():
     assert rows["off pages/s / before issue 11"].verdict == "misses"
     assert rows["off recall en vs best peer"].verdict == "misses"
     assert rows["off recall en vs best peer"].target == ">= 0.970"
+
+
+def test_tesseract_column_is_skipped_with_the_reason_when_absent(monkeypatch):
+    from ocrstack.bench import accuracy_table
+
+    monkeypatch.setattr(accuracy_table.shutil, "which", lambda name: None)
+    assert "tesseract not installed" in accuracy_table.tesseract_reason()
+    assert "apt-get install tesseract-ocr tesseract-ocr-chi-sim" in accuracy_table.tesseract_reason()
