@@ -53,10 +53,7 @@ def load(session: nox.Session) -> None:
 
 @nox.session
 def engines(session: nox.Session) -> None:
-    """Serve profiles parsed by the engines' own parsers (issue 14): vLLM, SGLang, transformers serve.
-
-    Installs the pinned engine releases --no-deps under .ocrstack/engines (reused); network.
-    """
+    """Serve profiles parsed by vLLM 0.33.0, SGLang and transformers serve (network; engines cached)."""
     _install(session, "dev")
     test = "tests/serving/test_profiles_engines.py"
     session.run("python", "-m", "pytest", "-m", "network", test, *session.posargs)

@@ -65,3 +65,21 @@ def test_layout_pool_leaves_cpus_for_rendering(cpus: int, actors: int) -> None:
     from ocrstack.scaleout.executor import default_layout_actors
 
     assert default_layout_actors(cpus) == actors
+
+
+def test_ray_missing_is_a_config_error_before_any_page(monkeypatch) -> None:
+    """Without the ray package, --ray fails with exit 9 and the install line, not a traceback."""
+    import importlib.util
+
+    import pytest
+
+    from ocrstack.core.errors import ConfigError
+    from ocrstack.scaleout import RayExecutor
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match="needs the ray package") as info:
+        RayExecutor()
+    assert info.value.exit_code == 9 and "ocrstack[ray]" in str(info.value)

@@ -20,12 +20,13 @@ stays bounded: pages are submitted lazily, at most :meth:`RayExecutor.in_flight`
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ocrstack.core.errors import ServerUnreachable
+from ocrstack.core.errors import ConfigError, ServerUnreachable
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.work import DocumentWork
@@ -62,6 +63,12 @@ class RayExecutor:
         num_cpus: int | None = None,
         keep_ray: bool = False,
     ):
+        if importlib.util.find_spec("ray") is None:  # fail before any page, not at the first task
+            raise ConfigError(
+                "--ray needs the ray package, which this environment lacks",
+                "install it with the project's extra: pip install 'ocrstack[ray]' (the sdk and dev "
+                "locks and the pixi sdk environment include it)",
+            )
         self.address = address
         self.layout_actors = layout_actors
         self.num_cpus = num_cpus
