@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from ocrstack.api.client import parse_via_api, request_fields
 from ocrstack.api.process import ServiceProcess
-from ocrstack.core.errors import InputError, ServerUnreachable
+from ocrstack.core.errors import InputError, ServerUnreachable, UsageError
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
@@ -46,6 +47,11 @@ def test_same_outputs_as_a_local_parse(tmp_path: Path, tiny_pdf: Path, tiny_png:
                 server_urls=(fake.url,),
             )
             written = parse_via_api(opts, svc.url, echo=lambda s: None)
+            said: list[str] = []
+            assert parse_via_api(opts, svc.url, echo=said.append) == []  # a rerun: up to date
+            assert len(said) == 2 and all("up to date" in s for s in said)
+            with pytest.raises(UsageError, match="other settings"):
+                parse_via_api(dataclasses.replace(opts, dpi=150), svc.url, echo=lambda s: None)
             with pytest.raises(InputError, match="bad.pdf: .*not a PDF"):
                 parse_via_api(ParseOptions(inputs=(bad,), output=tmp_path / "bad"), svc.url)
         local = tmp_path / "local"

@@ -9,6 +9,7 @@ file by file with atomic writes. The service key comes from ``$OCRSTACK_API_KEY`
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path, PurePosixPath
 import httpx
 
 from ocrstack.api import options as api_options
+from ocrstack.core import options as core_options
 from ocrstack.core.errors import (
     ConfigError,
     InputError,
@@ -29,7 +31,7 @@ from ocrstack.core.errors import (
     ServerUnreachable,
     UsageError,
 )
-from ocrstack.parsing import documents, outputs
+from ocrstack.parsing import batch, documents, outputs
 from ocrstack.parsing.options import ParseOptions
 
 API_KEY_ENV = "OCRSTACK_API_KEY"
@@ -95,6 +97,22 @@ def _extract(archive: Path, out_dir: Path, name: str) -> None:
             outputs.atomic_write_bytes(out_dir.joinpath(*rel.parts), zf.read(info))
 
 
+def _same_settings(paths: outputs.OutputPaths, options: ParseOptions) -> str | None:
+    """The stored settings hash of an existing output when its option values equal ``options``'
+    (the service's code and engine versions are its own, so only the options are compared), else
+    None -- which :func:`ocrstack.parsing.outputs.check_overwrite` reads as "other settings"."""
+    try:
+        data = json.loads(paths.blocks_json.read_text(encoding="utf-8"))
+        stored = data["settings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    everything = [f.name for f, s in core_options.specs(type(options)) if s.cache == "engine"]
+    mine = core_options.cache_values(options, everything)
+    # an engine field the service's engine does not use is stored as None
+    same = all(stored.get(k) is None or stored.get(k) == v for k, v in mine.items())
+    return data.get("settings_hash") if same else None
+
+
 def parse_via_api(
     options: ParseOptions,
     api_url: str,
@@ -117,8 +135,16 @@ def parse_via_api(
     files = documents.expand_inputs(options.inputs)
     names = outputs.output_names(files)
     outputs.ensure_output_dir(out_dir)
+    todo = []
     for f in files:
-        outputs.check_overwrite(outputs.OutputPaths(out_dir, names[f]), options.force)
+        paths = outputs.OutputPaths(out_dir, names[f])
+        sha, pages = documents.file_sha256(f), batch.selected(f, options)
+        verdict = outputs.check_overwrite(paths, options.force, sha, _same_settings(paths, options), pages)
+        if verdict == outputs.UP_TO_DATE:
+            say(f"{paths.markdown}: up to date (same input and settings), skipped")
+        else:
+            todo.append(f)
+    files = todo
     fields = request_fields(options)
     headers = {"X-API-Key": key} if key else {}
     written: list[Path] = []
