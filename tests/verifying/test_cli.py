@@ -40,9 +40,11 @@ def test_verify_markdown_reads_the_blocks_file_and_fails_a_plain_text_table(tmp_
 
 
 @pytest.mark.slow
-def test_real_parse_with_the_embedded_recognizer_fails_the_table_check(corpus, tmp_path, capsys) -> None:
-    """`ocrstack parse` (rapid-layout + rapidocr) on a real table page, then `verify --markdown`:
-    the layout finds the tables, rapidocr writes them as plain text, so verify fails table@1."""
+def test_real_parse_with_the_embedded_default_passes_the_table_check(corpus, tmp_path, capsys) -> None:
+    """`ocrstack parse` (embedded default) on a real table page, then `verify --markdown`: the
+    layout finds the tables and, since issue 11, the embedded default writes them as <table>
+    (text layer + ruling lines here), so verify passes table@1. A plain-text table still fails it
+    (test above)."""
     pdf = corpus / "tables_booktabs_ruled_vs_booktabs.pdf"
     if not pdf.is_file():
         pytest.skip(f"{pdf} not in the corpus")
@@ -50,6 +52,5 @@ def test_real_parse_with_the_embedded_recognizer_fails_the_table_check(corpus, t
     capsys.readouterr()
     rc = main(["verify", "--markdown", str(tmp_path / "tables_booktabs_ruled_vs_booktabs.md")])
     out = capsys.readouterr().out
-    assert rc == 1, out
-    assert "[   fail] output:table@1" in out and "recognizer 'rapidocr' returned plain text" in out
-    assert "[   pass] output:text@1" in out
+    assert rc == 0, out
+    assert "[   pass] output:table@1" in out and "[   pass] output:text@1" in out
