@@ -63,3 +63,32 @@ def test_small_text_page_gets_a_second_detection_pass_and_is_read():
     assert raw.det_scale > E.PROBE_SIDE / 3300
     text = " ".join(t for t, s in zip(raw.texts, raw.scores, strict=True) if s >= 0.5)
     assert "small text on a large page" in text
+
+
+def test_batches_in_two_streams_are_rapidocrs_batches_and_answers_return_to_their_crops(monkeypatch):
+    import numpy as np
+
+    class FakeRec:
+        rec_batch_num = 3
+
+        def __init__(self):
+            self.batches = []
+
+        def __call__(self, inp):
+            self.batches.append(sorted(c.shape[1] for c in inp.img))
+
+            class Out:
+                txts = tuple(f"w{c.shape[1]}" for c in inp.img)
+                scores = tuple(0.5 + c.shape[1] / 1000 for c in inp.img)
+
+            return Out()
+
+    pytest.importorskip("rapidocr")
+    monkeypatch.setattr(E, "REC_STREAMS", 2)
+    widths = [90, 30, 60, 150, 120, 10, 40]
+    crops = [np.zeros((10, w, 3), np.uint8) for w in widths]
+    rec = FakeRec()
+    texts, scores = E.recognize(rec, crops)
+    assert texts == [f"w{w}" for w in widths]
+    assert scores == [0.5 + w / 1000 for w in widths]
+    assert sorted(rec.batches) == [[10, 30, 40], [60, 90, 120], [150]]  # sorted runs of rec_batch_num
