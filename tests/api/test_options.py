@@ -74,3 +74,15 @@ def test_json_round_trip_keeps_the_service_key_out() -> None:
     assert "secret" not in repr(stored)
     back = api_options.from_json(stored, base)
     assert back.dpi == 120 and back.api_key == "secret"
+
+
+def test_api_errors_name_form_fields_not_cli_flags() -> None:
+    """The CLI's fix text says --text-layer; the HTTP answer says the form field (review finding)."""
+    from ocrstack.api.schemas import api_wording
+
+    assert api_wording("use --text-layer with one of: auto, on, off") == (
+        "use form field text_layer with one of: auto, on, off"
+    )
+    assert api_wording("--timeout must be > 0") == "form field request_timeout must be > 0"
+    assert api_wording("run ocrstack serve --profile x") == "run ocrstack serve --profile x"
+    assert api_wording(None) is None

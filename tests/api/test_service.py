@@ -97,7 +97,7 @@ def test_job_lifecycle_and_result_formats(client: httpx.Client, tiny_png: Path):
         ("x.pdf", b"hello, not a document", {}, 422, "not a PDF or a supported image"),
         ("empty.png", b"", {}, 422, "file is empty"),
         ("big.pdf", b"%PDF-1.4\n" + b"0" * 300_000, {}, 413, "over the limit"),
-        ("t.pdf", None, {"dpi": "0"}, 400, "--dpi"),
+        ("t.pdf", None, {"dpi": "0"}, 400, "form field dpi"),
         ("t.pdf", None, {"layout": "bogus"}, 400, "unknown layout kind 'bogus'"),
         ("t.pdf", None, {"server_urls": "http://169.254.169.254"}, 400, "not one of this service's"),
         ("t.pdf", None, {"prompts": "/etc/passwd"}, 400, "not a built-in prompt set"),

@@ -6,6 +6,8 @@ input never gets a 5xx and the message is the CLI's one line.
 
 from __future__ import annotations
 
+import re
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -15,7 +17,26 @@ from starlette.exceptions import HTTPException
 from ocrstack.api import options as api_options
 from ocrstack.api.store import QueueFull
 from ocrstack.api.uploads import TooLarge
+from ocrstack.core import options as core_options
 from ocrstack.core.errors import InputError, OcrstackError, UsageError
+from ocrstack.parsing.options import ParseOptions
+
+#: CLI flag -> form field of the same option (one declaration: ocrstack.parsing.options).
+FORM_FIELDS = {
+    flag: f.name for f, s in core_options.specs(ParseOptions) for flag in s.flags if flag.startswith("--")
+}
+_FLAG = re.compile(r"--[a-z][a-z0-9-]*")
+
+
+def api_wording(text: str | None) -> str | None:
+    """The CLI's message or fix in the API's words: ``--text-layer`` -> ``form field text_layer``
+    (flags of other verbs are left as they are)."""
+    if text is None:
+        return None
+    return _FLAG.sub(
+        lambda m: f"form field {FORM_FIELDS[m.group(0)]}" if m.group(0) in FORM_FIELDS else m.group(0), text
+    )
+
 
 #: OcrstackError subclass -> HTTP status (first match wins; the rest -> 400).
 STATUS: tuple[tuple[type[OcrstackError], int], ...] = ((TooLarge, 413), (InputError, 422), (UsageError, 400))
@@ -83,7 +104,8 @@ def install_handlers(app: FastAPI, max_queue: int, retry_after: int) -> None:
     @app.exception_handler(OcrstackError)
     async def ocrstack_error(request: Request, exc: OcrstackError) -> JSONResponse:
         status = next((code for cls, code in STATUS if isinstance(exc, cls)), 400)
-        return JSONResponse({"error": " ".join(exc.message.split()), "fix": exc.remedy}, status_code=status)
+        message = api_wording(" ".join(exc.message.split()))
+        return JSONResponse({"error": message, "fix": api_wording(exc.remedy)}, status_code=status)
 
     @app.exception_handler(QueueFull)
     async def queue_full(request: Request, exc: QueueFull) -> JSONResponse:
