@@ -81,6 +81,7 @@ def test_job_lifecycle_and_result_formats(client: httpx.Client, tiny_png: Path):
     assert done["filename"] == "../../outside.png"
     blocks = client.get(job["result_url"], headers={"Accept": "application/json"}).json()
     assert blocks["pages"][0]["blocks"] and Path(blocks["source"]).name == "outside.png"
+    assert blocks["source"] == "../../outside.png"  # the name the client sent, no server path
     z = zipfile.ZipFile(io.BytesIO(client.get(job["result_url"], params={"format": "zip"}).content))
     assert {"outside.md", "outside.blocks.json"} <= set(z.namelist())
     assert not any(".ocrstack-cache" in n for n in z.namelist())

@@ -11,6 +11,7 @@ pages, observe stage latencies and honour cancellation) and the recognizer's ``p
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import shutil
 import threading
@@ -24,7 +25,7 @@ from ocrstack.api.metrics import Metrics
 from ocrstack.api.store import Job, JobStore
 from ocrstack.core.errors import CheckFailed, OcrstackError, PartialSuccess, UsageError
 from ocrstack.parsing import layout as layout_registry
-from ocrstack.parsing import pipeline
+from ocrstack.parsing import outputs, pipeline
 from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import PageImage
@@ -303,9 +304,24 @@ class Worker:
             shutil.rmtree(self.store.job_dir(job.id), ignore_errors=True)
             self.metrics.jobs_finished.labels("cancelled").inc()
             return
+        if state in ("done", "partial"):
+            _publish_source(self.store.out_dir(job.id), job.filename)
         self.store.finish(job.id, state, done=done, cached=cached, error=error, fix=fix)
         self.metrics.jobs_finished.labels(state).inc()
         log.info("job %s %s in %.2f s", job.id, state, time.perf_counter() - started)
+
+
+def _publish_source(out_dir: Path, filename: str) -> None:
+    """Name the input in the job's blocks.json by the client's file name: the server-side upload
+    path (data dir, job id) is nobody's business outside this service (review finding)."""
+    for blocks in out_dir.glob("*.blocks.json"):
+        try:
+            data = json.loads(blocks.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "source" in data:
+            data["source"] = filename
+            outputs.atomic_write_json(blocks, data)
 
 
 def _public(message: str, path: Path, filename: str) -> str:
