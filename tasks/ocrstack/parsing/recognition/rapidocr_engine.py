@@ -5,10 +5,11 @@ orientation classifier only for lines whose reading is uncertain (issue 11 item 
 crop. It drives rapidocr's own detector, classifier and recognizer objects (built once per
 :class:`~ocrstack.parsing.recognition.rapidocr.RapidOcrRecognizer`, i.e. once per process for a
 parser) and changes four things. Their sum is measured by ``ocrstack bench``
-(:mod:`ocrstack.bench.accuracy_table`, rows ``ocrstack off`` vs ``ocrstack off, before``: born-digital
-dev corpus, 18 pages, one run on the shared 2-core machine: 4.76 vs 10.43 s/page English, 4.79 vs
-9.54 Chinese, 1.67x pages/s; recall 0.973 vs 0.970 and 0.964 vs 0.960, order 0.939 vs 0.935 and
-0.938 vs 0.940):
+(:mod:`ocrstack.bench.accuracy_table`, rows ``ocrstack off`` vs ``ocrstack off, before``, born-digital
+dev corpus, 18 pages, shared 2-core machine). Load 8-9, one stream: 4.76 vs 10.43 s/page English,
+4.79 vs 9.54 Chinese (1.67x pages/s). Load about 2.5, two streams: 3.42 vs 5.03 and 2.42 vs 3.92
+(1.35x: rapidocr's all-core sessions lose less on an idle machine). Recall and order equal or
+better in both (0.973/0.939 vs 0.970/0.935 English, 0.962/0.943 vs 0.960/0.940 Chinese):
 
 * **Detection size from the page's text height.** rapidocr shrinks every image to a max side
   of 2000 px (``Global.max_side_len``) whatever its text size; A3 pages lose small text, letter
