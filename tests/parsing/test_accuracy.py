@@ -34,9 +34,9 @@ from statistics import mean
 
 import pytest
 
+from ocrstack.bench.metrics import cer, markdown_text, sequence_similarity, word_hits, word_recall
 from ocrstack.parsing import documents
 from ocrstack.parsing.reading_order import rows
-from support.accuracy import cer, markdown_text, sequence_similarity, word_hits, word_recall
 
 BASELINE = Path(__file__).resolve().parents[1] / "data" / "accuracy_baseline.json"
 REGEN = os.environ.get("OCRSTACK_REGEN") == "1"
@@ -239,7 +239,7 @@ def test_paratext_list_names_subset_pages_and_text_of_their_text_layer(corpus):
     occur on that page's text layer."""
     from collections import Counter
 
-    from support.accuracy import tokens
+    from ocrstack.bench.metrics import tokens
     from support.parse_helpers import truth
 
     keys = {_key(*k): k for k in SUBSET}

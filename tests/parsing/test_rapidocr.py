@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
+from ocrstack.bench.metrics import tokens, word_recall
 from ocrstack.parsing.recognition.rapidocr import (
     FALLBACK_WARNING,
     Line,
@@ -19,7 +20,6 @@ from ocrstack.parsing.recognition.rapidocr import (
     group_lines,
 )
 from ocrstack.parsing.types import Block, Category, PageImage
-from support.accuracy import tokens, word_recall
 
 
 def _line(x0, y0, x1, y1, text, **kw):

@@ -15,13 +15,13 @@ import pikepdf
 import pytest
 from PIL import Image
 
+from ocrstack.bench.metrics import sequence_similarity, word_recall
 from ocrstack.parsing import documents
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines
 from ocrstack.parsing.textlayer.soundness import Verdict, judge, sample_agreement, tally
 from ocrstack.parsing.textlayer.stage import SOURCE_LAYER, fill_blocks, read_page
 from ocrstack.parsing.types import Block, Category, PageImage
-from support.accuracy import sequence_similarity, word_recall
 
 
 def _born_digital(corpus: Path) -> list[tuple[str, int]]:

@@ -15,7 +15,7 @@ warmed on one page before timing:
   construction, its speed is the point).
 
 Truth is NAME.txt (the PDF's text layer, pages split by form feed); metrics are the accuracy
-suite's (``tests/support/accuracy.py``, loaded by :func:`ocrstack.bench.textlayer.load_metrics`):
+suite's (:mod:`ocrstack.bench.metrics`):
 recall = share of truth tokens found, precision = share of output tokens found in the truth,
 order = token-sequence similarity. Per language (``zh`` when the file name has a ``zh_`` part),
 page-weighted means and seconds per page (median over pages).
@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
+from ocrstack.bench import metrics as accuracy_metrics
 from ocrstack.bench.results import BenchOptions, Row
-from ocrstack.bench.textlayer import _pages_of, dev_files, load_metrics
+from ocrstack.bench.textlayer import _pages_of, dev_files
 
 METHODS = (
     "ocrstack auto",
@@ -220,7 +221,7 @@ def _ocrstack(mode: str, files: list[Path], work: Path, dpi: int, recognizer=Non
 
 def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict[str, dict[str, Cell]]:  # noqa: ANN001
     """``{method: {language: Cell}}`` for :data:`METHODS` over ``files`` (see module docstring)."""
-    m = metrics or load_metrics()
+    m = metrics or accuracy_metrics
     table: dict[str, dict[str, Cell]] = {k: {} for k in METHODS}
 
     def add(method: str, pdf: Path, i: int, text: str, seconds: float) -> None:

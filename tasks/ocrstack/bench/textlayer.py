@@ -11,9 +11,9 @@ against NAME.txt (the PDF's text layer, pages split by form feed), and pages/s o
 The target is the ratio ``auto / off`` of pages per second (>= :data:`SPEED_TARGET`) with
 recall >= :data:`RECALL_TARGET` and order >= :data:`ORDER_TARGET` for ``auto``.
 
-The metric functions are the accuracy suite's (``tests/support/accuracy.py``: ``word_recall``,
-``sequence_similarity``, ``markdown_text``), passed in as ``metrics``; by default they are
-imported from the checkout's ``tests`` directory (``ocrstack bench`` runs from a checkout).
+The metric functions are the accuracy suite's (:mod:`ocrstack.bench.metrics`: ``word_recall``,
+``sequence_similarity``, ``markdown_text``), or any module with those names passed in as
+``metrics``.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+
+from ocrstack.bench import metrics as accuracy_metrics
 
 #: Issue 11 targets for born-digital pages with ``--text-layer auto``.
 RECALL_TARGET = 0.99
@@ -115,25 +116,6 @@ class TextLayerBench:
         }
 
 
-def load_metrics() -> ModuleType:
-    """The accuracy suite's metrics module (``tests/support/accuracy.py`` of the checkout).
-
-    Raises:
-        ImportError: not run from a checkout (no ``tests/support``).
-    """
-    from ocrstack.core import paths
-
-    root = paths.repo_root()
-    tests = root / "tests" if root is not None else None
-    if tests is None or not (tests / "support" / "accuracy.py").is_file():
-        raise ImportError("tests/support/accuracy.py not found: run the text-layer bench from a checkout")
-    if str(tests) not in sys.path:
-        sys.path.insert(0, str(tests))
-    import support.accuracy as accuracy  # noqa: PLC0415 - test-only helper of the checkout
-
-    return accuracy
-
-
 def dev_files(corpus: Path) -> list[Path]:
     """Born-digital dev PDFs with a text layer and NAME.txt, not encrypted (manifest order)."""
     manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
@@ -161,13 +143,12 @@ def run(
     """Measure ``files`` (default :func:`dev_files`) with ``auto`` and ``off``; outputs go under ``work``.
 
     Raises:
-        ImportError: no metrics module (see :func:`load_metrics`).
         OcrstackError: a parse failed (the bench does not hide failures).
     """
     from ocrstack.parsing import pipeline
     from ocrstack.parsing.options import ParseOptions
 
-    m = metrics or load_metrics()
+    m = metrics or accuracy_metrics
     files = files if files is not None else dev_files(corpus)
     bench = TextLayerBench()
     rows = {f: FileRow(f.stem, 0) for f in files}
