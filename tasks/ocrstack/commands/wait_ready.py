@@ -11,9 +11,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.client import readiness
-from ocrstack.versions import endpoints
 from ocrstack.doctor import LogDoctor
 from ocrstack.serving import plan, process, profiles
+from ocrstack.versions import endpoints
 
 
 def register(sub: argparse._SubParsersAction) -> None:
