@@ -55,6 +55,7 @@ def test_upload_progress_markdown_and_boxes(corpus: Path, tmp_path: Path) -> Non
                 timeout=30_000,
             )
             boxes = page.locator(".page .box").count()
+            items = page.locator(".markdown ul > li").all_inner_texts()
             status = page.get_attribute(".job", "data-status")
             links = page.locator(".downloads a").all_inner_texts()
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -65,5 +66,7 @@ def test_upload_progress_markdown_and_boxes(corpus: Path, tmp_path: Path) -> Non
     assert status == "done"
     assert "Introduction" in text, text
     assert boxes > 0
+    # the wrapped lines of a list item stay in it (Markdown continuation lines)
+    assert len(items) == 7 and any("GNU Lesser General Public License" in li for li in items), items
     assert links == ["Markdown", "Blocks JSON", "Zip with figures"]
     assert SCREENSHOT.stat().st_size > 10_000

@@ -81,7 +81,16 @@
         flush();
         const ordered = /\d/.test(m[1]);
         const items = [m[2]];
-        while (i + 1 < lines.length && (m = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i + 1]))) { items.push(m[2]); i++; }
+        const itemRe = /^\s*([-*+]|\d+[.)])\s+(.*)$/;
+        const indented = (s) => /^\s+\S/.test(s);
+        // an item's wrapped lines are indented; a blank line between items keeps the list going
+        while (i + 1 < lines.length) {
+          const next = lines[i + 1];
+          if ((m = itemRe.exec(next))) { items.push(m[2]); i++; continue; }
+          if (indented(next)) { items[items.length - 1] += " " + next.trim(); i++; continue; }
+          if (next.trim() === "" && i + 2 < lines.length && itemRe.test(lines[i + 2])) { i++; continue; }
+          break;
+        }
         const tag = ordered ? "ol" : "ul";
         out.push(`<${tag}>` + items.map((t) => `<li>${inline(t)}</li>`).join("") + `</${tag}>`);
         continue;
