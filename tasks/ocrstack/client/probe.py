@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -137,18 +136,6 @@ PROBE_PAUSE_MAX = 5.0
 SAY_EVERY = 10.0
 
 
-def name_unknown(exc: BaseException) -> bool:
-    """True when ``exc`` comes from a DNS failure (a typo'd host will not start: no waiting)."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, socket.gaierror):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 def probe_servers(
     urls: Sequence[str],
     model: str,
@@ -183,7 +170,7 @@ def probe_servers(
                 down.append((url, exc))
         if results:
             return results, down
-        starting = [(u, e) for u, e in down if not name_unknown(e)]
+        starting = [(u, e) for u, e in down if not retry.name_unknown(e)]
         now = time.monotonic()
         if not starting or now + pause > deadline:
             first = down[0][1]

@@ -78,16 +78,27 @@ def retry_after(response: httpx.Response) -> float | None:
     return min(max(seconds, 0.0), RETRY_AFTER_MAX)
 
 
-def unreachable(exc: BaseException) -> bool:
-    """True when ``exc`` or an exception it wraps is a DNS failure or a refused connection."""
+def caused_by(exc: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]) -> bool:
+    """True when ``exc`` or one of the exceptions it wraps (``__cause__``/``__context__``, at
+    most 8 deep: httpx wraps httpcore wraps the socket error) is one of ``kinds``."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
             return False
-        if isinstance(seen, ConnectionRefusedError | socket.gaierror):
+        if isinstance(seen, kinds):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` or an exception it wraps is a DNS failure or a refused connection."""
+    return caused_by(exc, (ConnectionRefusedError, socket.gaierror))
+
+
+def name_unknown(exc: BaseException) -> bool:
+    """True when ``exc`` wraps a DNS failure (``socket.gaierror``): a typo'd host will not start."""
+    return caused_by(exc, socket.gaierror)
 
 
 def from_transport(exc: httpx.TransportError | httpx.DecodingError, url: str) -> Transient:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -137,7 +136,7 @@ def download(
         u = httpx.URL(url)
         port = u.port or (443 if u.scheme == "https" else 80)
         n = f"{attempts} attempt{'s' if attempts > 1 else ''}, not retried"
-        if _dns(last):
+        if retry.name_unknown(last):
             what = f"host name {u.host} not resolved (DNS failure; {n})"
             fix = "check the host name in the URL, or the mirror / proxy settings"
         else:
@@ -160,14 +159,3 @@ def _remove_empty(made: list[Path]) -> None:
         except OSError:
             return
 
-
-def _dns(exc: BaseException) -> bool:
-    """True when ``exc`` wraps a name-resolution failure (``socket.gaierror``)."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, socket.gaierror):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
