@@ -13,6 +13,7 @@ from statistics import median
 
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.reading_order import order_lines
+from ocrstack.parsing.recognition.titles import promote_headers
 from ocrstack.parsing.tables.grid import table_from_lines
 from ocrstack.parsing.types import BBox, Block, Category
 
@@ -173,25 +174,12 @@ def promote_title_lines(blocks: list[Block], owners: dict[int, list[Line]], line
     heights = [ln.bbox[3] - ln.bbox[1] for ln in lines]
     if not heights:
         return
-    lh = median(heights)
-    promoted: list[Block] = []
-    for i, b in sorted(enumerate(blocks), key=lambda t: t[1].bbox[1]):
-        if b.category is not Category.HEADER or not owners[i]:
-            continue
-        own_h = median(ln.bbox[3] - ln.bbox[1] for ln in owners[i])
-        if own_h >= TITLE_HEIGHT_RATIO * lh:
-            b.category = Category.TITLE
-            b.warnings.append(
-                f"header block with title-size text ({own_h / lh:.1f}x the body line height) kept as a title"
-            )
-            promoted.append(b)
-        elif any(
-            0 <= b.bbox[1] - p.bbox[3] <= lh and min(b.bbox[2], p.bbox[2]) > max(b.bbox[0], p.bbox[0])
-            for p in promoted
-        ):
-            b.category = Category.TEXT
-            b.warnings.append("header block right under a title-size header kept as text (title block)")
-            promoted.append(b)
+    headers = (
+        (b, median(ln.bbox[3] - ln.bbox[1] for ln in owners[i]))
+        for i, b in sorted(enumerate(blocks), key=lambda t: t[1].bbox[1])
+        if b.category is Category.HEADER and owners[i]
+    )
+    promote_headers(headers, median(heights), TITLE_HEIGHT_RATIO)
 
 
 def join_lines(lines: list[Line], columns: bool = True) -> str:

@@ -9,6 +9,7 @@ line-height rule for whole-page line readers stays in
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from statistics import median
 
 import numpy as np
@@ -85,14 +86,25 @@ def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: i
     if not body:
         return []
     lh = float(median(body))
+    high = (
+        b for b in sorted(blocks, key=lambda x: x.bbox[1])
+        if b.category is Category.HEADER and b.bbox[1] <= TITLE_TOP_SHARE * image.height
+    )
+    measured = ((b, ink_line_height(gray, b.bbox)) for b in high)
+    return promote_headers(((b, h) for b, h in measured if h is not None), lh, TITLE_INK_RATIO)
+
+
+def promote_headers(candidates: Iterable[tuple[Block, float]], lh: float, ratio: float) -> list[Block]:
+    """The promotion both title rules share; returns the blocks changed, each with a warning.
+
+    ``candidates``: header blocks top to bottom with their own text height; ``lh``: the body's
+    line height in the same unit (pixels of ink rows or of line boxes). A header at least
+    ``ratio`` x ``lh`` becomes a TITLE; a header right under a promoted one (vertical gap at most
+    ``lh``, overlapping horizontally: the masthead's subtitle) becomes TEXT.
+    """
     promoted: list[Block] = []
-    for b in sorted(blocks, key=lambda x: x.bbox[1]):
-        if b.category is not Category.HEADER or b.bbox[1] > TITLE_TOP_SHARE * image.height:
-            continue
-        own_h = ink_line_height(gray, b.bbox)
-        if own_h is None:
-            continue
-        if own_h >= TITLE_INK_RATIO * lh:
+    for b, own_h in candidates:
+        if own_h >= ratio * lh:
             b.category = Category.TITLE
             b.warnings.append(
                 f"header block with title-size text ({own_h / lh:.1f}x the body line height) kept as a title"
