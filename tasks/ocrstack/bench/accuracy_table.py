@@ -27,7 +27,6 @@ pages/s of ``off``.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
 import tempfile
@@ -38,7 +37,7 @@ from statistics import median
 
 from ocrstack.bench import metrics as accuracy_metrics
 from ocrstack.bench.results import BenchOptions, Row
-from ocrstack.bench.textlayer import _pages_of, dev_files
+from ocrstack.bench.textlayer import _pages_of, dev_files, timed_run, warm_parser
 
 METHODS = (
     "ocrstack auto",
@@ -192,27 +191,11 @@ def _tesseract(image, lang: str, tmp: Path) -> str:  # noqa: ANN001 - PIL image
 
 def _ocrstack(mode: str, files: list[Path], work: Path, dpi: int, recognizer=None):  # noqa: ANN001, ANN202
     """Per file: list of (markdown text of page i, seconds per page) through ``pipeline.run``."""
-    from ocrstack.parsing import pipeline
-    from ocrstack.parsing.options import ParseOptions
-
     tl = "auto" if mode == "auto" else "off"
-    base = ParseOptions(
-        inputs=(files[0],),
-        output=work / f"warm-{mode}",
-        text_layer=tl,
-        keep_paratext=True,
-        dpi=dpi,
-        force=True,
-        pages="1",
-    )
-    parser = pipeline.Parser(base, recognizer=recognizer)
-    pipeline.run(base, progress=False, echo=lambda s: None, parser=parser)  # load + warm the models
+    base, parser = warm_parser(files[0], tl, work / f"warm-{mode}", dpi, recognizer)
     out = {}
     for f in files:
-        opts = dataclasses.replace(base, inputs=(f,), output=work / mode.replace(" ", "-"), pages=None)
-        t = time.perf_counter()
-        summary = pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)
-        seconds = time.perf_counter() - t
+        summary, seconds = timed_run(base, parser, f, work / mode.replace(" ", "-"))
         doc = summary.documents[0]
         pages = _pages_of(doc.markdown.read_text(encoding="utf-8"))
         out[f] = [(pages.get(i, ""), seconds / max(1, doc.pages)) for i in range(doc.pages)]

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ocrstack.bench import metrics as accuracy_metrics
 
@@ -116,6 +117,31 @@ class TextLayerBench:
         }
 
 
+def warm_parser(first: Path, text_layer: str, out: Path, dpi: int, recognizer: Any = None) -> tuple[Any, Any]:
+    """``(options, Parser)`` for a bench run (``--text-layer text_layer``, paratext kept, ``force``),
+    the models loaded and warmed by parsing page 1 of ``first`` into ``out``, so timed runs
+    measure pages, not model loading. ``recognizer`` replaces the registry's (bench variants)."""
+    from ocrstack.parsing import pipeline
+    from ocrstack.parsing.options import ParseOptions
+
+    base = ParseOptions(
+        inputs=(first,), output=out, text_layer=text_layer, keep_paratext=True, dpi=dpi, force=True, pages="1"
+    )
+    parser = pipeline.Parser(base, recognizer=recognizer)
+    pipeline.run(base, progress=False, echo=lambda s: None, parser=parser)
+    return base, parser
+
+
+def timed_run(base: Any, parser: Any, source: Path, out: Path) -> tuple[Any, float]:
+    """``(RunSummary, wall seconds)`` of every page of ``source`` parsed into ``out`` with ``parser``."""
+    from ocrstack.parsing import pipeline
+
+    opts = dataclasses.replace(base, inputs=(source,), output=out, pages=None)
+    t = time.perf_counter()
+    summary = pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)
+    return summary, time.perf_counter() - t
+
+
 def dev_files(corpus: Path) -> list[Path]:
     """Born-digital dev PDFs with a text layer and NAME.txt, not encrypted (manifest order)."""
     manifest = json.loads((corpus / "manifest.json").read_text(encoding="utf-8"))
@@ -145,30 +171,15 @@ def run(
     Raises:
         OcrstackError: a parse failed (the bench does not hide failures).
     """
-    from ocrstack.parsing import pipeline
-    from ocrstack.parsing.options import ParseOptions
 
     m = metrics or accuracy_metrics
     files = files if files is not None else dev_files(corpus)
     bench = TextLayerBench()
     rows = {f: FileRow(f.stem, 0) for f in files}
     for mode in ("auto", "off"):
-        base = ParseOptions(
-            inputs=(files[0],),
-            output=work / f"warm-{mode}",
-            text_layer=mode,
-            keep_paratext=True,
-            dpi=dpi,
-            force=True,
-            pages="1",
-        )
-        parser = pipeline.Parser(base)
-        pipeline.run(base, progress=False, echo=lambda s: None, parser=parser)  # load + warm the models
+        base, parser = warm_parser(files[0], mode, work / f"warm-{mode}", dpi)
         for f in files:
-            opts = dataclasses.replace(base, inputs=(f,), output=work / mode, pages=None)
-            t = time.perf_counter()
-            summary = pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)
-            seconds = time.perf_counter() - t
+            summary, seconds = timed_run(base, parser, f, work / mode)
             doc = summary.documents[0]
             md = doc.markdown.read_text(encoding="utf-8")
             blocks = json.loads(doc.markdown.with_suffix(".blocks.json").read_text(encoding="utf-8"))
