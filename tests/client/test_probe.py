@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import io
-import socket
 import time
 
 import pytest
@@ -15,14 +14,8 @@ from PIL import Image
 
 from ocrstack.client import png_data_url, probe
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.serving.process import free_port  # a port nothing listens on (bound, then closed)
 from ocrstack.testing.fake_openai import FakeOpenAIServer
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import io
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from ocrstack.parsing.options import OpenAIOptions, ParseOptions
 from ocrstack.parsing.recognition import create as create_recognizer
 from ocrstack.parsing.recognition.openai import OpenAIRecognizer, crop_box
 from ocrstack.parsing.types import Block, Category, PageImage
+from ocrstack.serving.process import free_port  # a port nothing listens on (bound, then closed)
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 
@@ -49,13 +49,6 @@ def recognizer(*urls: str, **kw) -> OpenAIRecognizer:
     return OpenAIRecognizer(
         OpenAIOptions(server_urls=tuple(urls), **base), probe_timeout=5.0, backoff_base=0.02
     )
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
