@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageDraw
 
 from ocrstack import cli
 from ocrstack.core.errors import InputError, PartialSuccess, UsageError
@@ -18,6 +17,7 @@ from ocrstack.parsing import outcomes, pipeline
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, Category, PageImage
+from support.inputs import multipage_tiff
 
 
 class FakeLayout(LayoutProvider):
@@ -43,16 +43,6 @@ class FakeRecognizer(Recognizer):
         return blocks
 
 
-def _tiff(path: Path, n: int) -> Path:
-    frames = []
-    for k in range(n):
-        im = Image.new("RGB", (200, 160), "white")
-        ImageDraw.Draw(im).rectangle((20, 90, 180, 150), fill=(k * 40, 80, 160))
-        frames.append(im)
-    frames[0].save(path, save_all=True, append_images=frames[1:])
-    return path
-
-
 def _parser(options: ParseOptions) -> pipeline.Parser:
     parser = pipeline.Parser.__new__(pipeline.Parser)
     parser.options, parser.layout, parser.recognizer = options, FakeLayout(), FakeRecognizer()
@@ -68,11 +58,11 @@ def _run(options: ParseOptions, lines: list[str] | None = None):
 def _bad_batch(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
-    _tiff(docs / "a.tif", 2)
-    _tiff(docs / "e.tif", 2)
+    multipage_tiff(docs / "a.tif", 2)
+    multipage_tiff(docs / "e.tif", 2)
     (docs / "b.pdf").write_bytes(b"")  # empty
     (docs / "c.pdf").write_text("just some notes, renamed\n")  # a text file renamed .pdf
-    _tiff(docs / "d.tif", 1)  # too short for --pages 2
+    multipage_tiff(docs / "d.tif", 1)  # too short for --pages 2
     return docs
 
 
@@ -81,8 +71,8 @@ def test_rerun_of_an_interrupted_batch_resumes_and_reports_up_to_date(tmp_path: 
     the first is reported up to date (nothing parsed), the second is parsed."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    _tiff(docs / "a.tif", 2)
-    _tiff(docs / "b.tif", 3)  # other bytes than a.tif (equal files share their cached pages)
+    multipage_tiff(docs / "a.tif", 2)
+    multipage_tiff(docs / "b.tif", 3)  # other bytes than a.tif (equal files share their cached pages)
     options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
     _run(options)
     out = tmp_path / "out"
@@ -146,8 +136,8 @@ def test_the_bad_batch_exits_7_on_the_command_line(tmp_path: Path, monkeypatch, 
 def test_partial_document_in_a_batch_is_partial(tmp_path: Path):
     docs = tmp_path / "docs"
     docs.mkdir()
-    _tiff(docs / "a.tif", 1)
-    _tiff(docs / "b.tif", 2)
+    multipage_tiff(docs / "a.tif", 1)
+    multipage_tiff(docs / "b.tif", 2)
 
     class FailsB(FakeRecognizer):
         def recognize(self, page, blocks):  # noqa: ANN001, ANN202
@@ -171,7 +161,7 @@ def test_one_input_keeps_its_own_exit_codes(tmp_path: Path):
     empty.write_bytes(b"")
     with pytest.raises(InputError, match="b.pdf"):
         _run(ParseOptions(inputs=(empty,), output=tmp_path / "out"))
-    two = _tiff(tmp_path / "two.tif", 2)
+    two = multipage_tiff(tmp_path / "two.tif", 2)
     with pytest.raises(UsageError) as err:
         _run(ParseOptions(inputs=(two,), output=tmp_path / "out", pages="99"))
     assert err.value.exit_code == 2
@@ -181,11 +171,11 @@ def test_one_input_keeps_its_own_exit_codes(tmp_path: Path):
 def test_an_output_from_another_input_fails_only_that_document(tmp_path: Path):
     docs = tmp_path / "docs"
     docs.mkdir()
-    _tiff(docs / "a.tif", 1)
-    _tiff(docs / "b.tif", 1)
+    multipage_tiff(docs / "a.tif", 1)
+    multipage_tiff(docs / "b.tif", 1)
     options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
     _run(options)
-    _tiff(docs / "a.tif", 2)  # a changed since its output was made
+    multipage_tiff(docs / "a.tif", 2)  # a changed since its output was made
     lines: list[str] = []
     with pytest.raises(PartialSuccess, match="1 ok"):
         _run(options, lines)
@@ -199,7 +189,7 @@ def test_a_run_killed_between_writing_md_and_blocks_json_resumes(tmp_path: Path,
     page cache) instead of refusing NAME.md as an output "made from another input"."""
     from ocrstack.parsing import outputs
 
-    doc = _tiff(tmp_path / "doc.tif", 2)
+    doc = multipage_tiff(tmp_path / "doc.tif", 2)
     options = ParseOptions(inputs=(doc,), output=tmp_path / "out")
     real = outputs.atomic_write_json
 
@@ -225,8 +215,8 @@ def test_a_fatal_server_error_stops_the_batch_and_the_report_says_so(tmp_path: P
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    _tiff(docs / "a.tif", 1)
-    _tiff(docs / "b.tif", 2)  # other bytes than a.tif (equal files share their cached pages)
+    multipage_tiff(docs / "a.tif", 1)
+    multipage_tiff(docs / "b.tif", 2)  # other bytes than a.tif (equal files share their cached pages)
 
     class RejectsB(FakeRecognizer):
         def recognize(self, page, blocks):  # noqa: ANN001, ANN202

@@ -15,6 +15,7 @@ from ocrstack.parsing import pipeline
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, Category, PageImage
+from support.inputs import multipage_tiff
 
 
 class FakeLayout(LayoutProvider):
@@ -55,16 +56,6 @@ class FakeRecognizer(Recognizer):
         return blocks
 
 
-def _tiff(path: Path, n: int) -> Path:
-    frames = []
-    for k in range(n):
-        im = Image.new("RGB", (200, 160), "white")
-        ImageDraw.Draw(im).rectangle((20, 90, 180, 150), fill=(k * 40, 80, 160))
-        frames.append(im)
-    frames[0].save(path, save_all=True, append_images=frames[1:])
-    return path
-
-
 def _run(tmp_path, opts=None, layout=None, rec=None, **kw):
     options = opts or ParseOptions(inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", **kw)
     parser = pipeline.Parser.__new__(pipeline.Parser)
@@ -75,7 +66,7 @@ def _run(tmp_path, opts=None, layout=None, rec=None, **kw):
 
 
 def test_writes_markdown_blocks_json_and_figures(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 3)
+    multipage_tiff(tmp_path / "doc.tif", 3)
     summary, parser = _run(tmp_path, save_layout_images=True)
     out = tmp_path / "out"
     md = (out / "doc.md").read_text()
@@ -121,7 +112,7 @@ def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
 def test_outputs_inside_an_input_directory_are_not_parsed_on_rerun(tmp_path: Path):
     d = tmp_path / "in"
     d.mkdir()
-    _tiff(d / "a.tif", 1)
+    multipage_tiff(d / "a.tif", 1)
     opts = ParseOptions(inputs=(d,), output=d / "out", save_layout_images=True)
     _run(tmp_path, opts=opts)
     assert list((d / "out" / "a_files").glob("*.png"))  # figure crop + overlay written
@@ -132,35 +123,35 @@ def test_outputs_inside_an_input_directory_are_not_parsed_on_rerun(tmp_path: Pat
 def test_rerun_is_up_to_date_and_other_settings_need_force(tmp_path: Path):
     """Issue 10: the same command again is a no-op ("up to date", like make); an output made with
     other settings or from another input is never replaced without --force."""
-    _tiff(tmp_path / "doc.tif", 1)
+    multipage_tiff(tmp_path / "doc.tif", 1)
     _run(tmp_path)
     md = (tmp_path / "out" / "doc.md").read_text()
     summary, parser = _run(tmp_path)
     assert summary.documents[0].up_to_date and parser.recognizer.calls == []
     with pytest.raises(UsageError, match="already exists, made from other settings"):
         _run(tmp_path, dpi=100)
-    _tiff(tmp_path / "doc.tif", 2)  # the input changed
+    multipage_tiff(tmp_path / "doc.tif", 2)  # the input changed
     with pytest.raises(UsageError, match="made from another input"):
         _run(tmp_path)
     assert (tmp_path / "out" / "doc.md").read_text() == md
 
 
 def test_force_rerun_reuses_cached_pages(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 3)
+    multipage_tiff(tmp_path / "doc.tif", 3)
     _run(tmp_path)
     _, parser = _run(tmp_path, force=True)
     assert parser.recognizer.calls == []  # every page came from the cache
 
 
 def test_changed_setting_recomputes(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 2)
+    multipage_tiff(tmp_path / "doc.tif", 2)
     _run(tmp_path)
     _, parser = _run(tmp_path, force=True, max_pixels=20_000)  # changes the rendered pages
     assert sorted(parser.recognizer.calls) == [0, 1]
 
 
 def test_partial_failure_writes_the_rest_and_rerun_retries_only_failed_page(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 3)
+    multipage_tiff(tmp_path / "doc.tif", 3)
     with pytest.raises(PartialSuccess, match="1 page"):
         _run(tmp_path, rec=FakeRecognizer(fail_on={1}))
     out = tmp_path / "out"
@@ -175,7 +166,7 @@ def test_partial_failure_writes_the_rest_and_rerun_retries_only_failed_page(tmp_
 
 
 def test_server_rejection_stops_the_run(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 3)
+    multipage_tiff(tmp_path / "doc.tif", 3)
     rec = FakeRecognizer(
         fail_on={0, 1, 2}, exc=ServerRejected("400 Bad Request", "add --trust-request-mm-kwargs")
     )
@@ -185,13 +176,13 @@ def test_server_rejection_stops_the_run(tmp_path: Path):
 
 
 def test_limit_and_pages(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 5)
+    multipage_tiff(tmp_path / "doc.tif", 5)
     _, parser = _run(tmp_path, pages="2-5", limit=2)
     assert sorted(parser.recognizer.calls) == [1, 2]
 
 
 def test_validation_fails_when_a_structured_recognizer_returns_a_table_without_structure(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 1)
+    multipage_tiff(tmp_path / "doc.tif", 1)
     table = [Block((0, 0, 200, 80), Category.TABLE, 0.9, 0, "table")]
 
     class Structured(FakeRecognizer):
@@ -208,7 +199,7 @@ def test_validation_fails_when_a_structured_recognizer_returns_a_table_without_s
 
 def test_otsl_answer_for_a_text_block_becomes_a_table_not_raw_tokens(tmp_path: Path):
     pytest.importorskip("ocrstack.parsing.assembly.otsl")
-    _tiff(tmp_path / "doc.tif", 1)
+    multipage_tiff(tmp_path / "doc.tif", 1)
 
     class OtslInText(FakeRecognizer):
         structured = True
@@ -226,7 +217,7 @@ def test_otsl_answer_for_a_text_block_becomes_a_table_not_raw_tokens(tmp_path: P
 def test_several_inputs_and_directories(tmp_path: Path):
     d = tmp_path / "in"
     d.mkdir()
-    _tiff(d / "a.tif", 1)
+    multipage_tiff(d / "a.tif", 1)
     Image.new("RGB", (100, 80), "white").save(d / "b.png")
     opts = ParseOptions(inputs=(d,), output=tmp_path / "out")
     summary, _ = _run(tmp_path, opts=opts)
@@ -268,7 +259,7 @@ def test_openai_recognizer_end_to_end_against_a_local_server(tmp_path: Path):
             return "\\[ x^2 < 1 \\]"
         return "plain words a<b"
 
-    _tiff(tmp_path / "doc.tif", 2)
+    multipage_tiff(tmp_path / "doc.tif", 2)
     blocks = [
         Block((0, 0, 200, 40), Category.TEXT, 0.9, 0, "text"),
         Block((0, 50, 200, 100), Category.TABLE, 0.9, 1, "table"),
@@ -295,7 +286,7 @@ def test_openai_recognizer_end_to_end_against_a_local_server(tmp_path: Path):
 
 
 def test_output_path_that_is_a_file_fails_before_any_page_is_parsed(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 1)
+    multipage_tiff(tmp_path / "doc.tif", 1)
     afile = tmp_path / "afile"
     afile.write_text("keep me")
     rec = FakeRecognizer()
@@ -311,7 +302,7 @@ def test_output_path_that_is_a_file_fails_before_any_page_is_parsed(tmp_path: Pa
 
 
 def test_limit_below_one_is_rejected_before_the_overwrite_check(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 2)
+    multipage_tiff(tmp_path / "doc.tif", 2)
     with pytest.raises(UsageError, match="--limit must be >= 1"):
         _run(tmp_path, limit=0)
     assert not (tmp_path / "out" / "doc.md").exists()
@@ -324,7 +315,7 @@ def test_limit_below_one_is_rejected_before_the_overwrite_check(tmp_path: Path):
 
 
 def test_summary_says_all_pages_from_cache_instead_of_zero_pages_per_second(tmp_path: Path):
-    _tiff(tmp_path / "doc.tif", 2)
+    multipage_tiff(tmp_path / "doc.tif", 2)
     _run(tmp_path)
     lines: list[str] = []
     options = ParseOptions(inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", force=True)
@@ -356,7 +347,7 @@ def test_openai_paratext_blocks_are_not_sent_unless_kept(tmp_path: Path, keep, r
     from ocrstack.parsing import recognition
     from ocrstack.testing.fake_openai import FakeOpenAIServer
 
-    _tiff(tmp_path / "doc.tif", 1)
+    multipage_tiff(tmp_path / "doc.tif", 1)
     blocks = [
         Block((0, 0, 200, 15), Category.HEADER, 0.9, 0, "header"),
         Block((0, 30, 200, 120), Category.TEXT, 0.9, 1, "text"),
