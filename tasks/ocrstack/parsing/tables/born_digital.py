@@ -3,9 +3,10 @@ text layer (issue 11 item 3).
 
 For a layout block labelled table on a page with a sound text layer:
 
-1. pdfplumber's table finder (``lines`` strategy: ruling lines drawn as lines or thin
-   rectangles, https://github.com/jsvine/pdfplumber#table-extraction-methods) runs on the page
-   cropped to the block. Its cells are kept when they form at least 2 x 2, hold at least
+1. pdfplumber's table finder (ruling lines drawn as lines or thin rectangles,
+   https://github.com/jsvine/pdfplumber#table-extraction-methods) runs on the page cropped to
+   the block, with PDFium's ruling lines (:mod:`ocrstack.parsing.tables.rules`) as its explicit
+   edges. Its cells are kept when they form at least 2 x 2, hold at least
    :data:`MIN_COVERED` of the block's words and do not have fewer columns than the word
    geometry shows (a grid with missing inner rules merges columns). Merged cells become
    ``rowspan``/``colspan``.
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from ocrstack.parsing.tables import rules
 from ocrstack.parsing.tables.grid import GridCell, Word, build_grid, join_wrapped, to_html
 from ocrstack.parsing.types import BBox
 
@@ -91,15 +93,16 @@ def words_in(chars: Sequence[Char], box: BBox, gap: float = 0.5) -> list[Word]:
 
 
 def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):  # noqa: ANN202
-    """(rules_v, rules_h, finder cells) of the block from pdfplumber, in page pixels."""
-    import logging
+    """(rules_v, rules_h, finder cells) of the block, in page pixels.
 
+    The edges are PDFium's (:func:`ocrstack.parsing.tables.rules.ruling_segments`) clipped to
+    the block padded by :data:`CROP_PAD_PT`, as pdfplumber's ``page.crop(...).edges`` would give
+    them; pdfplumber's table finder gets them as explicit edges (its ``lines`` strategy would
+    parse the page's content stream again with pdfminer: 0.1-1.1 s a page)."""
     import pdfplumber
 
-    # pdfminer warns about font details PDFium handled (e.g. "Could not get FontBBox"): the
-    # text comes from PDFium, pdfplumber only gives the rules, so these would be noise on stderr
-    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     s = 1.0 / px_per_pt
+    segs = rules.ruling_segments(path, index, px_per_pt, password)
     with pdfplumber.open(str(path), password=password or "") as pdf:
         page = pdf.pages[index]
         crop_box = (
@@ -108,8 +111,7 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
             min(float(page.width), box[2] * s + CROP_PAD_PT),
             min(float(page.height), box[3] * s + CROP_PAD_PT),
         )
-        crop = page.crop(crop_box)
-        edges = crop.edges
+        edges = _edges_in(segs, crop_box, s)
         height = (box[3] - box[1]) * s
         rules_v = [
             e["x0"] * px_per_pt for e in edges if e["orientation"] == "v" and e["height"] >= 0.5 * height
@@ -119,12 +121,49 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
             for e in edges
             if e["orientation"] == "h"
         ]
-        tables = crop.find_tables()
+        v = [e for e in edges if e["orientation"] == "v"]
+        h = [e for e in edges if e["orientation"] == "h"]
         cells = []
-        if tables:
-            best = max(tables, key=lambda t: len(t.cells))
-            cells = [tuple(v * px_per_pt for v in c) for c in best.cells]
+        if len(v) >= 2 and len(h) >= 2:  # fewer cannot make a cell (and pdfplumber refuses them)
+            settings = {
+                "vertical_strategy": "explicit",
+                "horizontal_strategy": "explicit",
+                "explicit_vertical_lines": v,
+                "explicit_horizontal_lines": h,
+            }
+            tables = page.crop(crop_box).find_tables(table_settings=settings)
+            if tables:
+                best = max(tables, key=lambda t: len(t.cells))
+                cells = [tuple(val * px_per_pt for val in c) for c in best.cells]
     return rules_v, rules_h, cells
+
+
+def _edges_in(segs, crop: tuple[float, float, float, float], s: float) -> list[dict]:  # noqa: ANN001
+    """pdfplumber edge dicts (points, top-left origin) of ``segs`` (page pixels, ``s`` points per
+    pixel) clipped to ``crop`` (x0, top, x1, bottom); pdfplumber drops edges under 1 pt before
+    its table finder (``edge_min_length_prefilter``), and so does this."""
+    out = []
+    for g in segs:
+        x0, x1 = max(g.x0 * s, crop[0]), min(g.x1 * s, crop[2])
+        top, bottom = max(g.y0 * s, crop[1]), min(g.y1 * s, crop[3])
+        if x0 > x1 or top > bottom:
+            continue
+        w, h = x1 - x0, bottom - top
+        if max(w, h) < 1.0:
+            continue
+        out.append(
+            {
+                "object_type": "line_edge",
+                "x0": x0,
+                "x1": x1,
+                "top": top,
+                "bottom": bottom,
+                "width": w,
+                "height": h,
+                "orientation": g.orientation,
+            }
+        )
+    return out
 
 
 def has_ruled_grid(

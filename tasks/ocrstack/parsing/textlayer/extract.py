@@ -31,13 +31,11 @@ import ctypes
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ocrstack.parsing.documents.pdfspace import page_to_pixels
 from ocrstack.parsing.types import BBox
 
 #: Text render modes that paint nothing (ISO 32000-1 section 9.3.6, table 106).
 INVISIBLE_MODES = (3, 7)
-#: Sub-pixel precision of the page-to-pixel transform: FPDF_PageToDevice returns whole device
-#: pixels, so the transform is measured on a device this many times larger.
-_PRECISION = 64
 
 
 @dataclass(frozen=True)
@@ -92,31 +90,6 @@ def _union(a: BBox, b: BBox) -> BBox:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
-def _transform(raw, page, size: tuple[int, int]):  # noqa: ANN001, ANN202 - pdfium handles
-    """Affine map PDF user space -> page pixels, measured with FPDF_PageToDevice."""
-    w, h = size
-    dx, dy = ctypes.c_int(), ctypes.c_int()
-
-    def dev(x: float, y: float) -> tuple[float, float]:
-        raw.FPDF_PageToDevice(page, 0, 0, w * _PRECISION, h * _PRECISION, 0, x, y, dx, dy)
-        return dx.value / _PRECISION, dy.value / _PRECISION
-
-    ox, oy = dev(0.0, 0.0)
-    ax, ay = dev(1000.0, 0.0)
-    bx, by = dev(0.0, 1000.0)
-    a, b = (ax - ox) / 1000, (ay - oy) / 1000  # d(device)/d(user x)
-    c, d = (bx - ox) / 1000, (by - oy) / 1000  # d(device)/d(user y)
-
-    def box(left: float, bottom: float, right: float, top: float) -> BBox:
-        xs, ys = [], []
-        for x, y in ((left, bottom), (right, top), (left, top), (right, bottom)):
-            xs.append(ox + a * x + c * y)
-            ys.append(oy + b * x + d * y)
-        return (min(xs), min(ys), max(xs), max(ys))
-
-    return box
-
-
 def page_text(path: Path | str, index: int, size: tuple[int, int], password: str | None = None) -> PageText:
     """Extract the text layer of page ``index`` (0-based) of the PDF at ``path``.
 
@@ -145,7 +118,7 @@ def page_text(path: Path | str, index: int, size: tuple[int, int], password: str
 
 
 def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - pypdfium2 objects
-    box = _transform(raw, page.raw, size)
+    box = page_to_pixels(raw, page.raw, size).box
     out = PageText(size=size, rotation=page.get_rotation())
     z_of: dict[int, int] = {}
     for k in range(raw.FPDFPage_CountObjects(page.raw)):
