@@ -154,10 +154,35 @@ def test_sample_agreement_takes_the_median_of_spread_lines():
         seen.extend(boxes)
         return ["line number 0", "garbage garbage", "line number 6"]
 
-    agreement, n = sample_agreement(lines, read)
+    agreement, n, agreed = sample_agreement(lines, read)
     assert n == 3 and seen[0][1] == 0 and seen[1][1] == 30
     assert 0.9 < agreement <= 1.0  # two of three agree: the median line agrees
+    assert agreed == [0, 6]  # the lines (indices into ``lines``) that agreed on their own
     assert sample_agreement([((0, 0, 1, 1), "short")], read) is None
+
+
+def test_the_ocr_sample_reads_only_runs_of_fonts_not_checked_yet():
+    from ocrstack.parsing.textlayer.stage import CheckedFonts, check_sample
+
+    body = _chars("body text in roman", y=0, font="F1+Roman") + [Char("\n", (0, 0, 0, 0), generated=True)]
+    code = _chars("monospace words", y=40, font="F2+Mono")
+    pt = PageText(chars=body + code, size=(400, 100))
+    image = Image.new("RGB", pt.size, "white")
+    read_widths = []
+
+    def read(crops):
+        read_widths.extend(c.size[0] for c in crops)
+        return ["monospace words"] * len(crops)
+
+    sound = Verdict(True)
+    v, agreed = check_sample(pt, sound, read, image, checked=frozenset({"F1+Roman"}))
+    assert len(read_widths) == 1 and v.agreement == 1.0 and agreed == {"F2+Mono"}
+    memo = CheckedFonts()
+    key = ("doc.pdf", 1, 2)
+    memo.add(key, agreed | {"F1+Roman"})
+    v, agreed = check_sample(pt, sound, read, image, checked=memo.get(key))
+    assert len(read_widths) == 1 and v.sound and v.agreement is None and v.sample_note and agreed == set()
+    assert memo.get(("other.pdf", 1, 2)) == frozenset()
 
 
 def test_blocks_take_layer_text_pictures_and_outlined_text_go_to_the_recognizer():

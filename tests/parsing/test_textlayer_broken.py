@@ -132,11 +132,16 @@ def test_wrong_letters_are_caught_by_the_ocr_sample(source, tmp_path):
     read = RapidOcrRecognizer().read_line_crops
     page = _page(source)
     pt, verdict = read_page(page, "auto")
-    good = check_sample(pt, verdict, read, page.image)
+    good, fonts = check_sample(pt, verdict, read, page.image)
     assert good.sound and good.agreement is not None and good.agreement >= 0.9
+    assert fonts and fonts <= {c.font for c in pt.chars}  # the sampled lines' fonts agreed
+    again, more = check_sample(pt, verdict, read, page.image, checked=frozenset({c.font for c in pt.chars}))
+    assert again.sound and again.agreement is None and more == set()
+    assert "earlier page" in again.to_json()["ocr_sample"]
     page = _page(_remap(source, tmp_path / "shifted.pdf", None))
     pt, verdict = read_page(page, "auto")
     assert verdict.sound  # the character checks cannot see it
-    bad = check_sample(pt, verdict, read, page.image)
+    bad, bad_fonts = check_sample(pt, verdict, read, page.image, checked=frozenset())
+    assert bad_fonts == set()  # a font that disagreed is never recorded as checked
     assert not bad.sound and bad.agreement is not None and bad.agreement < 0.5  # measured 0.38
     assert any("disagree with OCR" in r for r in bad.reasons), bad.reasons

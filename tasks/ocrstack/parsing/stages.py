@@ -84,6 +84,7 @@ class Parser:
         self.options = options
         self.layout: LayoutProvider = layout_registry.create(options.layout, options)
         self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
+        self._checked_fonts = textlayer.CheckedFonts()
 
     @property
     def workers(self) -> int:
@@ -143,7 +144,15 @@ class Parser:
         mode = self.options.text_layer
         layer, verdict = textlayer.read_page(s.page, mode, self.options.password)
         if layer is not None and verdict.sound and mode == "auto":
-            verdict = textlayer.check_sample(layer, verdict, self.recognizer.read_line_crops, s.page.image)
+            key = self._checked_fonts.key(s.page)
+            verdict, agreed = textlayer.check_sample(
+                layer,
+                verdict,
+                self.recognizer.read_line_crops,
+                s.page.image,
+                checked=self._checked_fonts.get(key),
+            )
+            self._checked_fonts.add(key, agreed)
         s.layer, s.verdict = (layer if verdict.sound else None), verdict
 
     def _orient(self, s: PageState) -> None:

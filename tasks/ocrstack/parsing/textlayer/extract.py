@@ -50,6 +50,8 @@ class Char:
         map_error: the font's ToUnicode map has no valid entry for the glyph.
         render_mode: PDF text render mode 0-7 of its text object (-1 unknown).
         z: index of its text object in the page's painting order (-1 unknown, e.g. in a form).
+        font: base font name of its text object (``FPDFFont_GetBaseFontName``, e.g.
+            ``ABCDEF+CMR10``; '' unknown): what the OCR sample checks (its ToUnicode map).
     """
 
     text: str
@@ -59,6 +61,7 @@ class Char:
     map_error: bool = False
     render_mode: int = 0
     z: int = -1
+    font: str = ""
 
 
 @dataclass
@@ -117,6 +120,19 @@ def page_text(path: Path | str, index: int, size: tuple[int, int], password: str
             doc.close()
 
 
+def _font_name(raw, obj) -> str:  # noqa: ANN001 - pdfium handles
+    """Base font name of text object ``obj`` ('' when PDFium has none)."""
+    font = raw.FPDFTextObj_GetFont(obj)
+    if not font:
+        return ""
+    n = raw.FPDFFont_GetBaseFontName(font, None, 0)
+    if n <= 1:
+        return ""
+    buf = ctypes.create_string_buffer(n)
+    raw.FPDFFont_GetBaseFontName(font, buf, n)
+    return buf.value.decode("utf-8", "replace")
+
+
 def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - pypdfium2 objects
     box = page_to_pixels(raw, page.raw, size).box
     out = PageText(size=size, rotation=page.get_rotation())
@@ -134,6 +150,7 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - 
         tp = textpage.raw
         rect = raw.FS_RECTF()
         modes: dict[int, int] = {}
+        fonts: dict[int, str] = {}
         for i in range(raw.FPDFText_CountChars(tp)):
             code = raw.FPDFText_GetUnicode(tp, i)
             generated = raw.FPDFText_IsGenerated(tp, i) == 1
@@ -145,6 +162,7 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - 
             addr = ctypes.cast(obj, ctypes.c_void_p).value or 0 if obj else 0
             if addr not in modes:
                 modes[addr] = raw.FPDFTextObj_GetTextRenderMode(obj) if addr else -1
+                fonts[addr] = _font_name(raw, obj) if addr else ""
             if 0xDC00 <= code <= 0xDFFF and out.chars and len(out.chars[-1].text) == 1:
                 high = ord(out.chars[-1].text)
                 if 0xD800 <= high <= 0xDBFF:  # PDFium gives UTF-16 code units: join the pair
@@ -164,6 +182,7 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - 
                     map_error=raw.FPDFText_HasUnicodeMapError(tp, i) == 1,
                     render_mode=int(modes[addr]),
                     z=z_of.get(addr, -1),
+                    font=fonts[addr],
                 )
             )
     finally:

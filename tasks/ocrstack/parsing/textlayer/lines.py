@@ -50,7 +50,10 @@ def _same_line(prev: BBox, c: BBox) -> bool:
 
 
 def build_lines(
-    chars: Sequence[Char], usable: Callable[[Char], bool] = lambda c: True, max_chars: int | None = None
+    chars: Sequence[Char],
+    usable: Callable[[Char], bool] = lambda c: True,
+    max_chars: int | None = None,
+    fonts_out: list[frozenset[str]] | None = None,
 ) -> list[Line]:
     """Group ``chars`` (content-stream order) into lines; see the module docstring.
 
@@ -58,18 +61,22 @@ def build_lines(
     page pixels, ``text`` stripped, ``score`` 1.0. Lines with no text are dropped.
     ``max_chars``: also end a line at the first space (or CJK character) after this many
     characters (short runs for the OCR sample: the recognizer's cost grows with the crop's width).
+    ``fonts_out``: gets, per returned line, the fonts (:attr:`Char.font`) of its characters.
     """
     lines: list[Line] = []
     text: list[str] = []
     boxes: list[BBox] = []
+    fonts: set[str] = set()
     space = False
 
     def flush() -> None:
-        nonlocal text, boxes, space
+        nonlocal text, boxes, space, fonts
         t = "".join(text).strip()
         if t and boxes:
             lines.append(Line(bbox=union(boxes), text=t, score=1.0))
-        text, boxes, space = [], [], False
+            if fonts_out is not None:
+                fonts_out.append(frozenset(fonts))
+        text, boxes, space, fonts = [], [], False, set()
 
     for c in chars:
         if max_chars is not None and len(text) >= max_chars and (c.text.isspace() or _cjk(c.text)):
@@ -98,5 +105,6 @@ def build_lines(
         space = False
         text.append("-" if c.hyphen or c.text == "\ufffe" else c.text)
         boxes.append(c.bbox)
+        fonts.add(c.font)
     flush()
     return lines

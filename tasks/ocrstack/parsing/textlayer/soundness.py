@@ -29,6 +29,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ocrstack.parsing.geometry import area, covered
 from ocrstack.parsing.textlayer.extract import INVISIBLE_MODES, Char, PageText
@@ -105,18 +106,23 @@ class Verdict:
         reasons: why not (empty when sound); each names the measured figures.
         counts: character tallies: ``visible``, ``hidden``, ``bad``, and one per reason.
         agreement: median similarity of the OCR sample, or None when not sampled.
+        sample_note: why the OCR sample was not taken (e.g. every font checked on an earlier
+            page), or None.
     """
 
     sound: bool
     reasons: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     agreement: float | None = None
+    sample_note: str | None = None
 
     def to_json(self) -> dict:
         """JSON form for blocks.json."""
         out: dict = {"sound": self.sound, "reasons": list(self.reasons), "counts": dict(self.counts)}
         if self.agreement is not None:
             out["ocr_sample_agreement"] = round(self.agreement, 3)
+        if self.sample_note:
+            out["ocr_sample"] = self.sample_note
         return out
 
 
@@ -183,29 +189,41 @@ def _norm(s: str) -> str:
     return "".join(unicodedata.normalize("NFKC", s).split()).lower()
 
 
+class Sample(NamedTuple):
+    """An OCR sample: median similarity, lines compared, and the indices (into the candidate
+    ``lines`` given to :func:`sample_agreement`) of the lines that agreed on their own."""
+
+    agreement: float
+    lines: int
+    agreed: list[int]
+
+
 def sample_agreement(
     lines: Sequence[tuple[BBox, str]], read: Callable[[list[BBox]], list[str] | None]
-) -> tuple[float, int] | None:
-    """Median similarity between layer lines and OCR of the same boxes, and lines compared.
+) -> Sample | None:
+    """Median similarity between layer lines and OCR of the same boxes (:class:`Sample`).
 
     ``lines``: (bbox in page pixels, layer text) candidates; up to :data:`SAMPLE_LINES` with at
     least :data:`SAMPLE_MIN_CHARS` characters are taken, spread over the page (every k-th of
     those in reading order). ``read(boxes)``: OCR text of each box (same order), or None when
-    the recognizer cannot read lines. None when no line qualifies or nothing was read.
+    the recognizer cannot read lines. None when no line qualifies or nothing was read. A line
+    *agrees* when its own similarity is at least :data:`SAMPLE_MIN_AGREEMENT`.
     """
-    cands = [(b, t) for b, t in lines if len(_norm(t)) >= SAMPLE_MIN_CHARS]
+    cands = [i for i, (_, t) in enumerate(lines) if len(_norm(t)) >= SAMPLE_MIN_CHARS]
     if not cands:
         return None
     step = max(1, len(cands) // SAMPLE_LINES)
     picked = cands[::step][:SAMPLE_LINES]
-    texts = read([b for b, _ in picked])
+    texts = read([lines[i][0] for i in picked])
     if texts is None:
         return None
-    ratios = sorted(
-        difflib.SequenceMatcher(None, _norm(t), _norm(o), autojunk=False).ratio()
-        for (_, t), o in zip(picked, texts, strict=True)
-    )
-    return ratios[len(ratios) // 2], len(ratios)
+    ratios = [
+        difflib.SequenceMatcher(None, _norm(lines[i][1]), _norm(o), autojunk=False).ratio()
+        for i, o in zip(picked, texts, strict=True)
+    ]
+    agreed = [i for i, r in zip(picked, ratios, strict=True) if r >= SAMPLE_MIN_AGREEMENT]
+    ordered = sorted(ratios)
+    return Sample(ordered[len(ordered) // 2], len(ordered), agreed)
 
 
 def block_bad_share(chars: Sequence[Char], box: BBox) -> tuple[int, int]:

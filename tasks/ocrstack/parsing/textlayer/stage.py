@@ -3,7 +3,8 @@
 Per page, for ``--text-layer auto`` (default) or ``on``:
 
 1. :func:`read_page` extracts the layer and judges it (:mod:`.soundness`); ``auto`` also
-   compares a quick OCR sample of a few layer lines with the layer (:func:`check_sample`).
+   compares a quick OCR sample of a few layer lines with the layer (:func:`check_sample`), only
+   lines in fonts not yet checked on an earlier page of the document (:class:`CheckedFonts`).
 2. On a sound page :func:`fill_blocks` routes every layout block: it takes the layer's text
    (source ``text-layer``), or goes to recognition (source ``ocr`` / ``server``) when it has
    no layer characters (outlined text, a picture), is a figure over a raster image without
@@ -22,6 +23,9 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -34,7 +38,9 @@ from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines
 from ocrstack.parsing.textlayer.soundness import (
     MIN_CHARS,
+    SAMPLE_LINES,
     SAMPLE_MIN_AGREEMENT,
+    SAMPLE_MIN_CHARS,
     Verdict,
     bad_reason,
     hidden_reason,
@@ -98,37 +104,122 @@ def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
     return lambda c: id(c) in keep
 
 
+class CheckedFonts:
+    """Fonts whose layer text agreed with the OCR sample, per document (thread-safe, bounded).
+
+    A text layer is faithful or not per font (its ToUnicode map), so once a sample line of a
+    font agreed, later pages of the same document need not sample that font again: a
+    300-page book is sampled on its first pages and where a new font appears. A font whose
+    sample disagreed is not recorded, so every page using it is sampled (and judged) again.
+    Documents are keyed by path, size and modification time; the :data:`MAX_DOCUMENTS`
+    most recent are kept (a long-running service parses many).
+    """
+
+    MAX_DOCUMENTS = 64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._docs: OrderedDict[tuple, set[str]] = OrderedDict()
+
+    @staticmethod
+    def key(page: PageImage) -> tuple | None:
+        """The document key of ``page`` (None when its file cannot be stat'ed)."""
+        try:
+            st = os.stat(page.source)
+        except (OSError, TypeError):
+            return None
+        return (str(page.source), st.st_size, st.st_mtime_ns)
+
+    def get(self, key: tuple | None) -> frozenset[str]:
+        """Fonts checked so far in the document ``key``."""
+        if key is None:
+            return frozenset()
+        with self._lock:
+            return frozenset(self._docs.get(key, ()))
+
+    def add(self, key: tuple | None, fonts: set[str]) -> None:
+        """Record ``fonts`` as checked in document ``key``."""
+        if key is None or not fonts:
+            return
+        with self._lock:
+            self._docs.setdefault(key, set()).update(fonts)
+            self._docs.move_to_end(key)
+            while len(self._docs) > self.MAX_DOCUMENTS:
+                self._docs.popitem(last=False)
+
+
 def check_sample(
-    pt: PageText, verdict: Verdict, read: Callable | None, image, accept_hidden: bool = False
-) -> Verdict:  # noqa: ANN001 - PIL image
+    pt: PageText,
+    verdict: Verdict,
+    read: Callable | None,
+    image,  # noqa: ANN001 - PIL image
+    accept_hidden: bool = False,
+    checked: frozenset[str] = frozenset(),
+) -> tuple[Verdict, set[str]]:
     """Compare a few layer lines with OCR of the same boxes (``read(crops) -> [text]``: the
     recognizer's :meth:`~ocrstack.parsing.engines.Recognizer.read_line_crops`).
 
-    Returns ``verdict`` with ``agreement`` set, made not sound when the median line agrees
-    less than :data:`~.soundness.SAMPLE_MIN_AGREEMENT`. No ``read``: unchanged.
+    Only runs holding a font not in ``checked`` (fonts that agreed on an earlier page of the
+    document, :class:`CheckedFonts`) are candidates; with none, the page is not sampled and
+    the verdict says so (``sample_note``). Returns (``verdict`` with ``agreement`` set, made not
+    sound when the median line agrees less than :data:`~.soundness.SAMPLE_MIN_AGREEMENT`; the
+    fonts of the sample lines that agreed on their own). No ``read`` or a page already not
+    sound: unchanged, no fonts.
     """
     if read is None or not verdict.sound:
-        return verdict
+        return verdict, set()
     ok = usable(pt, accept_hidden)
-    runs = build_lines(pt.chars, lambda c: ok(c) and bad_reason(c) is None, max_chars=SAMPLE_RUN_CHARS)
-    lines = [ln for ln in runs if not _tall(ln)]
+    fonts: list[frozenset[str]] = []
+    runs = build_lines(
+        pt.chars, lambda c: ok(c) and bad_reason(c) is None, max_chars=SAMPLE_RUN_CHARS, fonts_out=fonts
+    )
+    lines = [(ln, f) for ln, f in zip(runs, fonts, strict=True) if not _tall(ln) and not f <= checked]
+    if not lines and runs:
+        note = "not taken: every font on the page agreed with OCR on an earlier page of this document"
+        return dataclasses.replace(verdict, sample_note=note), set()
+    lines = _pick(lines, checked)
 
     def read_boxes(boxes: list[BBox]) -> list[str] | None:
         return read([image.crop(tuple(round(v) for v in pad(b, 4, image.size))) for b in boxes])
 
-    res = sample_agreement([(ln.bbox, ln.text) for ln in lines], read_boxes)
+    res = sample_agreement([(ln.bbox, ln.text) for ln, _ in lines], read_boxes)
     if res is None:
-        return verdict
-    agreement, n = res
-    verdict = dataclasses.replace(verdict, agreement=agreement)
-    if agreement < SAMPLE_MIN_AGREEMENT:
+        return verdict, set()
+    verdict = dataclasses.replace(verdict, agreement=res.agreement)
+    if res.agreement < SAMPLE_MIN_AGREEMENT:
         verdict.sound = False
         verdict.reasons = [
             *verdict.reasons,
-            f"the layer's words disagree with OCR of the page (median similarity {agreement:.2f} "
-            f"on {n} sample lines, at least {SAMPLE_MIN_AGREEMENT} needed)",
+            f"the layer's words disagree with OCR of the page (median similarity {res.agreement:.2f} "
+            f"on {res.lines} sample lines, at least {SAMPLE_MIN_AGREEMENT} needed)",
         ]
-    return verdict
+        return verdict, set()
+    return verdict, {font for i in res.agreed for font in lines[i][1]}
+
+
+Run = tuple[Line, frozenset[str]]
+
+
+def _pick(lines: list[Run], checked: frozenset[str]) -> list[Run]:
+    """Up to :data:`~.soundness.SAMPLE_LINES` sample runs: first one run for each unchecked font,
+    the fonts with the most runs first (so one page checks as many fonts as it can), then runs
+    spread over the page. Runs shorter than :data:`~.soundness.SAMPLE_MIN_CHARS` are not taken."""
+    long = [x for x in lines if len("".join(x[0].text.split())) >= SAMPLE_MIN_CHARS]
+    runs_of: dict[str, list[int]] = {}
+    for i, (_, fonts) in enumerate(long):
+        for f in fonts - checked:
+            runs_of.setdefault(f, []).append(i)
+    picked: list[int] = []
+    covered: set[str] = set()
+    for f in sorted(runs_of, key=lambda f: -len(runs_of[f])):
+        if f not in covered and len(picked) < SAMPLE_LINES:
+            i = runs_of[f][len(runs_of[f]) // 2]
+            picked.append(i)
+            covered |= long[i][1]
+    rest = [i for i in range(len(long)) if i not in picked]
+    step = max(1, len(rest) // max(1, SAMPLE_LINES - len(picked)))
+    picked += rest[::step][: SAMPLE_LINES - len(picked)]
+    return [long[i] for i in sorted(picked)]
 
 
 def printable(c: Char) -> bool:
