@@ -35,7 +35,9 @@ def test_targets_met_when_off_is_twice_as_fast_and_beats_the_peer():
     assert rows["off pages/s / before issue 11"].value == 2.0
     assert rows["off pages/s / rapidocr page pages/s"].verdict == "meets"
     assert rows["off recall en vs best peer"].verdict == "meets"
-    assert rows["auto pages/s / off pages/s"].value == 200.0
+    assert rows["auto pages/s / off pages/s"].value == 200.0  # info: this tree's OCR path
+    assert rows["auto pages/s / before issue 11"].value == 400.0  # the target: the issue's "today"
+    assert rows["auto pages/s / before issue 11"].verdict == "meets"
     assert "off pages/s / tesseract pages/s" not in rows  # skipped column: no verdict against it
 
 
@@ -44,6 +46,8 @@ def test_targets_missed_are_reported_as_misses():
     assert rows["off pages/s / before issue 11"].verdict == "misses"
     assert rows["off recall en vs best peer"].verdict == "misses"
     assert rows["off recall en vs best peer"].target == ">= 0.970"
+    slow = _table(off_s=3.0, before_s=0.1)  # auto at 0.01 s/page is only 10x a 0.1 s/page "before"
+    assert {r.metric: r for r in targets(slow)}["auto pages/s / before issue 11"].verdict == "misses"
 
 
 def test_tesseract_column_is_skipped_with_the_reason_when_absent(monkeypatch):
