@@ -220,6 +220,47 @@ def test_formulas_of_math_pages_go_to_a_structured_recognizer_only():
             assert filled[0].text == "xy=z" and "1 unfaithful" in filled[0].warnings[-1]
 
 
+def test_blocks_with_unfaithful_glyphs_are_read_at_the_glyphs_line_boxes_without_detection():
+    from ocrstack.parsing.engines import Recognizer
+    from ocrstack.parsing.textlayer.stage import recognise_rest
+
+    broken = [Char("", c.bbox, map_error=True) for c in _chars("unmapped", x=100, y=100)]
+    broken += _chars("second", x=100, y=130)
+    pt = PageText(chars=broken, size=(1000, 1000))
+    page = PageImage("x.pdf", 0, Image.new("RGB", (1000, 1000), "white"), 72.0, "0")
+
+    class Lines(Recognizer):
+        name, structured = "lines", False
+        crops: list = []
+        cropped: list = []
+
+        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+            raise AssertionError("not used")
+
+        def recognize_only(self, page, blocks):  # noqa: ANN001, ANN202
+            self.cropped.extend(blocks)
+            for b in blocks:
+                b.text = "detected"
+            return blocks
+
+        def read_line_crops(self, crops):  # noqa: ANN001, ANN202
+            self.crops.extend(crops)
+            return [f"line {k}" for k in range(len(crops))]
+
+    rec = Lines()
+    glyphs, picture = Block((50, 90, 400, 160), Category.TEXT), Block((600, 600, 900, 700), Category.FIGURE)
+    out = recognise_rest(page, [glyphs, picture], rec, pt)
+    assert out == [glyphs, picture] and all(b.source == "ocr" for b in out)
+    assert glyphs.text == "line 0\nline 1" and len(rec.crops) == 2  # two glyph lines, no detector
+    # the crop covers the line with a margin of about a third of its height on each side
+    assert rec.crops[0].size[0] > 80 + 2 * 0.3 * 20 and rec.crops[0].size[1] == 20 + 8
+    assert rec.cropped == [picture] and picture.text == "detected"  # no glyphs: the detector path
+    structured = Lines()
+    structured.structured, structured.crops, structured.cropped = True, [], []
+    recognise_rest(page, [Block((50, 90, 400, 160), Category.TEXT)], structured, pt)
+    assert structured.crops == [] and len(structured.cropped) == 1  # a server reads its own crop
+
+
 @pytest.mark.corpus
 def test_layer_lines_hold_every_word_of_the_dev_pages_in_stream_order(corpus):
     for stem, i in _born_digital(corpus):

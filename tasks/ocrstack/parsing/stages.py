@@ -198,7 +198,10 @@ class Parser:
                 accept_hidden=self.options.text_layer == "on",
                 structured=self.recognizer.structured,
             )
-            s.blocks = filled + textlayer.recognise_rest(s.page, rest, self.recognizer) + s.skipped
+            read = textlayer.recognise_rest(
+                s.page, rest, self.recognizer, s.layer, accept_hidden=self.options.text_layer == "on"
+            )
+            s.blocks = filled + read + s.skipped
             return
         read = self.recognizer.recognize(s.page, s.blocks)
         source = textlayer.SOURCE_SERVER if self.recognizer.remote else textlayer.SOURCE_OCR

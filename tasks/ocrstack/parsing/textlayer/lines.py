@@ -108,3 +108,8 @@ def build_lines(
         fonts.add(c.font)
     flush()
     return lines
+
+
+def is_vertical(ln: Line) -> bool:
+    """The line's box is taller than wide (text set top to bottom)."""
+    return ln.bbox[3] - ln.bbox[1] > ln.bbox[2] - ln.bbox[0]

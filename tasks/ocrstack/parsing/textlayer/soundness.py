@@ -230,3 +230,12 @@ def block_bad_share(chars: Sequence[Char], box: BBox) -> tuple[int, int]:
     """(unfaithful, content) characters of ``chars`` whose boxes lie mostly inside ``box``."""
     inside = [c for c in chars if is_text(c) and covered(c.bbox, box) >= 0.5]
     return sum(1 for c in inside if bad_reason(c)), len(inside)
+
+
+def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
+    """Predicate: a character the layer path may use (visible, or any with ``accept_hidden``).
+    Decided once per character of ``pt`` (the predicate is a set lookup)."""
+    if accept_hidden:
+        return lambda c: True
+    keep = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
+    return lambda c: id(c) in keep

@@ -12,9 +12,10 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
    fonts) and the recognizer returns LaTeX, or (not for formulas) more than
    :data:`BLOCK_BAD_LIMIT` of its characters are unfaithful. Table blocks become
    ``<table>`` HTML (:mod:`ocrstack.parsing.tables.born_digital`).
-3. :func:`recognise_rest` reads the routed blocks with the recognizer's ``recognize_only``:
-   rapidocr reads each block's crop (a whole-page read would cost as much as the OCR path), a
-   cropping recognizer (openai) gets the blocks as usual.
+3. :func:`recognise_rest` reads the routed blocks: a block with layer glyphs line by line at
+   the glyphs' line boxes (plain-text recognizers), the others with the recognizer's
+   ``recognize_only``: rapidocr reads each block's crop (a whole-page read would cost as much
+   as the OCR path), a cropping recognizer (openai) gets the blocks as usual.
 
 ``off`` (and raster inputs) keep the OCR path for every block. Block sources are set on
 ``Block.source``; the verdict goes to the page's ``text_layer`` entry in blocks.json.
@@ -23,32 +24,29 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
 from __future__ import annotations
 
 import dataclasses
-import os
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ocrstack.parsing.engines import Recognizer
-from ocrstack.parsing.geometry import covered, intersection, pad
-from ocrstack.parsing.recognition.lines import Line, assign_lines
+from ocrstack.parsing.geometry import covered, intersection
+from ocrstack.parsing.recognition.lines import assign_lines
 from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
-from ocrstack.parsing.textlayer.lines import build_lines
-from ocrstack.parsing.textlayer.soundness import (
-    MIN_CHARS,
-    SAMPLE_LINES,
-    SAMPLE_MIN_AGREEMENT,
-    SAMPLE_MIN_CHARS,
-    Verdict,
-    bad_reason,
-    hidden_reason,
-    is_text,
-    judge,
-    sample_agreement,
-)
+from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
+from ocrstack.parsing.textlayer.sample import CheckedFonts, check_sample
+from ocrstack.parsing.textlayer.soundness import MIN_CHARS, Verdict, bad_reason, is_text, judge, usable
 from ocrstack.parsing.types import BBox, Block, Category, PageImage
+
+__all__ = [
+    "CheckedFonts",
+    "check_sample",
+    "fill_blocks",
+    "printable",
+    "read_page",
+    "recognise_rest",
+    "usable",
+]
 
 MODES = ("auto", "on", "off")
 SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
@@ -58,10 +56,6 @@ SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
 #: page 1: two blocks with 2 of 16 unfaithful characters; math_zh_gaokao_exam page 1: 44 of
 #: 48 unfaithful is math the layer cannot give).
 BLOCK_BAD_LIMIT = 0.25
-#: Characters per OCR sample run: a run ends at the first space after this many. Whole lines
-#: (up to 1400 px wide at 200 DPI) cost the recognizer 1.1-1.35 s for three on the loaded
-#: 2-core machine, as much as the rest of the text-layer page.
-SAMPLE_RUN_CHARS = 16
 #: Share of the page above which a table block without a ruled grid is taken for text: the
 #: corpus tables cover 3-26% of their pages; the layout model labelled all of the 3-column
 #: en_multicol_pari_refcard a table (row-wise cells across the columns: order 0.30).
@@ -95,143 +89,12 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
     return pt, verdict
 
 
-def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
-    """Predicate: a character the layer path may use (visible, or any with ``accept_hidden``).
-    Decided once per character of ``pt`` (the predicate is a set lookup)."""
-    if accept_hidden:
-        return lambda c: True
-    keep = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
-    return lambda c: id(c) in keep
-
-
-class CheckedFonts:
-    """Fonts whose layer text agreed with the OCR sample, per document (thread-safe, bounded).
-
-    A text layer is faithful or not per font (its ToUnicode map), so once a sample line of a
-    font agreed, later pages of the same document need not sample that font again: a
-    300-page book is sampled on its first pages and where a new font appears. A font whose
-    sample disagreed is not recorded, so every page using it is sampled (and judged) again.
-    Documents are keyed by path, size and modification time; the :data:`MAX_DOCUMENTS`
-    most recent are kept (a long-running service parses many).
-    """
-
-    MAX_DOCUMENTS = 64
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._docs: OrderedDict[tuple, set[str]] = OrderedDict()
-
-    @staticmethod
-    def key(page: PageImage) -> tuple | None:
-        """The document key of ``page`` (None when its file cannot be stat'ed)."""
-        try:
-            st = os.stat(page.source)
-        except (OSError, TypeError):
-            return None
-        return (str(page.source), st.st_size, st.st_mtime_ns)
-
-    def get(self, key: tuple | None) -> frozenset[str]:
-        """Fonts checked so far in the document ``key``."""
-        if key is None:
-            return frozenset()
-        with self._lock:
-            return frozenset(self._docs.get(key, ()))
-
-    def add(self, key: tuple | None, fonts: set[str]) -> None:
-        """Record ``fonts`` as checked in document ``key``."""
-        if key is None or not fonts:
-            return
-        with self._lock:
-            self._docs.setdefault(key, set()).update(fonts)
-            self._docs.move_to_end(key)
-            while len(self._docs) > self.MAX_DOCUMENTS:
-                self._docs.popitem(last=False)
-
-
-def check_sample(
-    pt: PageText,
-    verdict: Verdict,
-    read: Callable | None,
-    image,  # noqa: ANN001 - PIL image
-    accept_hidden: bool = False,
-    checked: frozenset[str] = frozenset(),
-) -> tuple[Verdict, set[str]]:
-    """Compare a few layer lines with OCR of the same boxes (``read(crops) -> [text]``: the
-    recognizer's :meth:`~ocrstack.parsing.engines.Recognizer.read_line_crops`).
-
-    Only runs holding a font not in ``checked`` (fonts that agreed on an earlier page of the
-    document, :class:`CheckedFonts`) are candidates; with none, the page is not sampled and
-    the verdict says so (``sample_note``). Returns (``verdict`` with ``agreement`` set, made not
-    sound when the median line agrees less than :data:`~.soundness.SAMPLE_MIN_AGREEMENT`; the
-    fonts of the sample lines that agreed on their own). No ``read`` or a page already not
-    sound: unchanged, no fonts.
-    """
-    if read is None or not verdict.sound:
-        return verdict, set()
-    ok = usable(pt, accept_hidden)
-    fonts: list[frozenset[str]] = []
-    runs = build_lines(
-        pt.chars, lambda c: ok(c) and bad_reason(c) is None, max_chars=SAMPLE_RUN_CHARS, fonts_out=fonts
-    )
-    lines = [(ln, f) for ln, f in zip(runs, fonts, strict=True) if not _tall(ln) and not f <= checked]
-    if not lines and runs:
-        note = "not taken: every font on the page agreed with OCR on an earlier page of this document"
-        return dataclasses.replace(verdict, sample_note=note), set()
-    lines = _pick(lines, checked)
-
-    def read_boxes(boxes: list[BBox]) -> list[str] | None:
-        return read([image.crop(tuple(round(v) for v in pad(b, 4, image.size))) for b in boxes])
-
-    res = sample_agreement([(ln.bbox, ln.text) for ln, _ in lines], read_boxes)
-    if res is None:
-        return verdict, set()
-    verdict = dataclasses.replace(verdict, agreement=res.agreement)
-    if res.agreement < SAMPLE_MIN_AGREEMENT:
-        verdict.sound = False
-        verdict.reasons = [
-            *verdict.reasons,
-            f"the layer's words disagree with OCR of the page (median similarity {res.agreement:.2f} "
-            f"on {res.lines} sample lines, at least {SAMPLE_MIN_AGREEMENT} needed)",
-        ]
-        return verdict, set()
-    return verdict, {font for i in res.agreed for font in lines[i][1]}
-
-
-Run = tuple[Line, frozenset[str]]
-
-
-def _pick(lines: list[Run], checked: frozenset[str]) -> list[Run]:
-    """Up to :data:`~.soundness.SAMPLE_LINES` sample runs: first one run for each unchecked font,
-    the fonts with the most runs first (so one page checks as many fonts as it can), then runs
-    spread over the page. Runs shorter than :data:`~.soundness.SAMPLE_MIN_CHARS` are not taken."""
-    long = [x for x in lines if len("".join(x[0].text.split())) >= SAMPLE_MIN_CHARS]
-    runs_of: dict[str, list[int]] = {}
-    for i, (_, fonts) in enumerate(long):
-        for f in fonts - checked:
-            runs_of.setdefault(f, []).append(i)
-    picked: list[int] = []
-    covered: set[str] = set()
-    for f in sorted(runs_of, key=lambda f: -len(runs_of[f])):
-        if f not in covered and len(picked) < SAMPLE_LINES:
-            i = runs_of[f][len(runs_of[f]) // 2]
-            picked.append(i)
-            covered |= long[i][1]
-    rest = [i for i in range(len(long)) if i not in picked]
-    step = max(1, len(rest) // max(1, SAMPLE_LINES - len(picked)))
-    picked += rest[::step][: SAMPLE_LINES - len(picked)]
-    return [long[i] for i in sorted(picked)]
-
-
 def printable(c: Char) -> bool:
     """The character can stand in text: faithful, or an ASCII character PDFium read from the
     font's own encoding after a ToUnicode map error (TeX math fonts: the primes and letters of
     math_crc_paper; the non-ASCII guesses, Hangul and IPA letters on math_zh_gaokao_exam, are junk)."""
     reason = bad_reason(c)
     return reason is None or (reason == "unmapped" and len(c.text) == 1 and "!" <= c.text <= "~")
-
-
-def _tall(ln: Line) -> bool:
-    return ln.bbox[3] - ln.bbox[1] > ln.bbox[2] - ln.bbox[0]
 
 
 class _Index:
@@ -333,13 +196,71 @@ def fill_blocks(
     return filled, rest
 
 
-def recognise_rest(page: PageImage, blocks: list[Block], recognizer: Recognizer) -> list[Block]:
-    """Recognise the routed ``blocks`` with :meth:`~ocrstack.parsing.engines.Recognizer.recognize_only`
-    (rapidocr: each block's crop; a cropping recognizer: as usual); sets each block's ``source``
-    (``server`` for a remote recognizer, else ``ocr``). Returns ``blocks``."""
+def recognise_rest(
+    page: PageImage,
+    blocks: list[Block],
+    recognizer: Recognizer,
+    pt: PageText | None = None,
+    accept_hidden: bool = False,
+) -> list[Block]:
+    """Recognise the routed ``blocks``; sets each block's ``source`` (``server`` for a remote
+    recognizer, else ``ocr``). Returns ``blocks`` in their order.
+
+    A block that has text-layer glyphs (routed for its unfaithful characters) is read line by
+    line when the recognizer reads plain text and has a line reader
+    (:meth:`~ocrstack.parsing.engines.Recognizer.read_line_crops`): the glyph boxes give the
+    lines even where their Unicode is wrong, so no text detection runs (rapidocr's detector on
+    a block crop padded to its 736 px minimum was 0.28 s a block, the line reads 0.04 s a line).
+    The others go to :meth:`~ocrstack.parsing.engines.Recognizer.recognize_only` (rapidocr: each
+    block's crop; a cropping recognizer: as usual)."""
     if not blocks:
         return []
-    out = recognizer.recognize_only(page, blocks)
-    for b in out:
+    lined: list[tuple[Block, list[BBox]]] = []
+    if pt is not None and not recognizer.structured:
+        ok = usable(pt, accept_hidden)
+        lined = [(b, boxes) for b in blocks if (boxes := _glyph_lines(b, pt, ok))]
+    if lined:
+        image = page.image
+        crops = [image.crop(_line_crop(box, image.size)) for _, boxes in lined for box in boxes]
+        texts = recognizer.read_line_crops(crops)
+        if texts is None:
+            lined = []
+        else:
+            k = 0
+            for b, boxes in lined:
+                b.text = "\n".join(t.strip() for t in texts[k : k + len(boxes)] if t.strip())
+                b.warnings.append(f"read line by line at the text layer's {len(boxes)} line boxes")
+                k += len(boxes)
+    done = {id(b) for b, _ in lined}
+    rest = [b for b in blocks if id(b) not in done]
+    if rest:
+        recognizer.recognize_only(page, rest)
+    for b in blocks:
         b.source = SOURCE_SERVER if recognizer.remote else SOURCE_OCR
-    return out
+    return blocks
+
+
+#: Horizontal padding of a glyph-line crop, in line heights: the loose glyph boxes end at the
+#: advance width, and the recognizer lost a thin first glyph ("一、" on math_zh_gaokao_exam p1)
+#: at a 4 px pad; 10 px (0.3 of its 30 px line) read it.
+LINE_PAD_X = 0.35
+
+
+def _line_crop(box: BBox, size: tuple[int, int]) -> tuple[int, int, int, int]:
+    dx = max(4.0, LINE_PAD_X * (box[3] - box[1]))
+    x0, y0, x1, y1 = box[0] - dx, box[1] - 4, box[2] + dx, box[3] + 4
+    return (max(0, round(x0)), max(0, round(y0)), min(size[0], round(x1)), min(size[1], round(y1)))
+
+
+def _glyph_lines(b: Block, pt: PageText, ok: Callable[[Char], bool]) -> list[BBox]:
+    """Line boxes of the layer glyphs mostly inside ``b`` (glyphs without Unicode included);
+    [] when it has none or a line runs top to bottom (vertical text: the detector's job)."""
+    own = [
+        dataclasses.replace(c, text=c.text or "?")
+        for c in pt.chars
+        if ok(c) and is_text(c) and covered(c.bbox, b.bbox) >= 0.5
+    ]
+    lines = build_lines(own)
+    if not lines or any(is_vertical(ln) for ln in lines):
+        return []
+    return [ln.bbox for ln in lines]
