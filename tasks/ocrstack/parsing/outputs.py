@@ -216,14 +216,17 @@ def check_overwrite(
 
 
 def engine_versions() -> dict[str, str]:
-    """Installed versions of the packages whose models/code shape the result."""
-    out = {"ocrstack": __version__}
+    """Installed versions of the packages that shape the result (metadata read once a process)."""
+    return dict(_engine_versions())
+
+
+@lru_cache(maxsize=1)
+def _engine_versions() -> tuple[tuple[str, str], ...]:
+    out = [("ocrstack", __version__)]
     for dist in ("rapidocr", "rapid-layout", "onnxruntime", "transformers", "paddlex", "pypdfium2"):
-        try:
-            out[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            continue
-    return out
+        with contextlib.suppress(md.PackageNotFoundError):
+            out.append((dist, md.version(dist)))
+    return tuple(out)
 
 
 #: What shapes a page's blocks (cache key, see :func:`code_fingerprint`): packages/modules by
