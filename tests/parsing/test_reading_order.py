@@ -173,3 +173,106 @@ def test_heading_right_above_a_full_width_block_is_not_the_end_of_the_left_colum
         (1077, 2102, 1509, 2188),  # 11 address
     ]
     assert xy_cut(boxes) == list(range(len(boxes)))
+
+
+# -- issue 11 item 4: where the XY-cut lost to a plain whole-page read ---------------------------
+
+
+def test_aligned_equation_array_is_read_row_by_row():
+    """An aligned array inside one block (math_crc_paper, mathtools): left-hand sides, "= ..."
+    right-hand sides, "by (3.24)" notes and equation numbers, each column separated by a
+    gutter over one line height. Column by column it read all numbers first; each row belongs
+    together (the lhs, lhs and note columns are 3-9 line heights wide, every line on a row)."""
+    rows_ = [
+        [(400, 100 + 45 * k, 560, 130 + 45 * k), (600, 100 + 45 * k, 1000, 130 + 45 * k)] for k in range(4)
+    ]
+    rows_[1].append((1060, 145, 1260, 175))  # "by (3.24)"
+    rows_[2].append((1060, 190, 1230, 220))  # "by (3.25)"
+    rows_[0].append((1400, 100, 1470, 130))  # "(3.26)"
+    rows_[3].append((1400, 235, 1470, 265))  # "(3.27)"
+    flat = [b for r in rows_ for b in r]
+    scrambled = sorted(flat, key=lambda b: (-b[0], b[1]))  # numbers, notes, rhs, lhs
+    assert [scrambled[i] for i in order_lines(scrambled)] == flat
+
+
+def test_equation_number_beside_a_paragraph_line_follows_its_line():
+    """A single narrow item on one line's row (an equation number, texinfo's "[Function]" tag on
+    libtasn1.pdf's function headers) is read after that line, not after the whole block."""
+    text = _column(100, 1300, 100, 5)
+    number = (1400, 100, 1470, 130)
+    boxes = [*text, number]
+    assert [boxes[i] for i in order_lines(boxes)] == [text[0], number, *text[1:]]
+
+
+def test_option_names_beside_descriptions_are_rows():
+    """libtasn1.pdf page 8: "-c, --check  checks the syntax only" ... under a usage paragraph."""
+    usage = _column(100, 1400, 100, 3)
+    names = _column(120, 420, 220, 5)
+    descr = [(520, b[1], 520 + 200 + 60 * k, b[3]) for k, b in enumerate(names)]
+    boxes = [*usage, *names, *descr]
+    want = [*usage, *[b for p in zip(names, descr, strict=True) for b in p]]
+    assert [boxes[i] for i in order_lines(boxes)] == want
+
+
+def test_text_columns_with_aligned_baselines_stay_columns_in_line_order():
+    """Two text columns read as one block (``--layout none``): lines 23 line heights wide, every
+    baseline shared (LaTeX), still read column by column (en_twocol_ltnews24)."""
+    left = _column(100, 790, 100, 30)
+    right = _column(840, 1530, 100, 30)
+    boxes = [b for p in zip(left, right, strict=True) for b in p]
+    assert [boxes[i] for i in order_lines(boxes)] == left + right
+
+
+def test_list_block_reaching_into_the_paragraph_below_is_read_first():
+    """libtasn1.pdf page 6 (rapid-layout boxes): the box of a bullet list reaches 96 px into the
+    paragraph below, which starts 8 px further left. Both overlap on a "row"; read left edge
+    first the paragraph came before the list."""
+    title = _block((249, 200, 700, 240))
+    items = _block((258, 268, 1464, 798))
+    para = _block((250, 702, 1449, 815))
+    after = _block((249, 865, 484, 901))
+    out = order_blocks([para, after, items, title], provider_order=False)
+    assert out == [title, items, para, after]
+
+
+def test_nested_boxes_with_the_same_middle_keep_left_to_right_order():
+    """libtasn1.pdf page 10: option names boxed inside the box of the whole option table."""
+    table = (281, 559, 1371, 733)
+    names = (276, 560, 599, 733)
+    assert rows([table, names], stacked=True) == [[1, 0]]
+
+
+def test_margin_note_is_read_beside_its_paragraph_not_first():
+    """math_mathtools_doc page 1 (block boxes): "Suggested by Henri Menke 2019/07/08" in the left
+    margin, beside the paragraph below the syntax box. A narrow, mostly empty margin is no
+    column: the note is read before the paragraph whose top is below its middle."""
+    text = [
+        _block((394, 352, 1390, 412)),
+        _block((401, 460, 1389, 526)),
+        _block((398, 548, 1390, 613)),
+        _block((391, 919, 1048, 964)),
+        _block((392, 1333, 752, 1372)),
+        _block((392, 1474, 1392, 1710)),
+        _block((396, 1949, 1392, 2013)),
+    ]
+    note1 = _block((102, 486, 254, 584), label="recovered")
+    note2 = _block((100, 1412, 314, 1511))
+    out = order_blocks([note2, note1, *text], provider_order=False)
+    assert out == [*text[:2], note1, *text[2:5], note2, *text[5:]]
+
+
+def test_vertical_labels_in_a_binding_margin_come_after_the_page_text():
+    """An exam's binding margin: the name and seat-number fields written top to bottom in tall,
+    narrow boxes left of the text. They are no column read first; they follow the page."""
+    text = [_block((300, 200 + 300 * k, 1500, 450 + 300 * k)) for k in range(6)]
+    labels = [_block((60, 300, 100, 700)), _block((60, 900, 100, 1300))]
+    out = order_blocks([*labels, *text], provider_order=False)
+    assert out == [*text, *labels]
+
+
+def test_a_narrow_but_full_column_is_not_a_margin():
+    """A real column (a sidebar 0.3 of the width, filled top to bottom) is still read first."""
+    side = [_block((100, 200 + 210 * k, 500, 400 + 210 * k)) for k in range(8)]
+    main = [_block((560, 200 + 420 * k, 1500, 600 + 420 * k)) for k in range(4)]
+    out = order_blocks([*main, *side], provider_order=False)
+    assert out == [*side, *main]
