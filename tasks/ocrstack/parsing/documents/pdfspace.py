@@ -36,6 +36,10 @@ class PageToPixels:
 
     def box(self, left: float, bottom: float, right: float, top: float) -> BBox:
         """Pixel bbox (x0, y0, x1, y1) of a user-space rectangle (PDFium's left/bottom/right/top)."""
+        if self.b == 0.0 and self.c == 0.0:  # /Rotate 0 or 180: x from x, y from y (every char)
+            x0, x1 = self.ox + self.a * left, self.ox + self.a * right
+            y0, y1 = self.oy + self.d * bottom, self.oy + self.d * top
+            return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
         pts = [self.point(x, y) for x, y in ((left, bottom), (right, top), (left, top), (right, bottom))]
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         return (min(xs), min(ys), max(xs), max(ys))

@@ -73,12 +73,14 @@ class PageText:
         size: (width, height) in pixels of the rendered page the boxes refer to.
         images: ``(bbox in page pixels, z)`` of each top-level image object.
         rotation: the page's /Rotate (0/90/180/270), already applied to the boxes.
+        cache: values derived from ``chars`` by the text-layer stage (e.g. the visible set).
     """
 
     chars: list[Char] = field(default_factory=list)
     size: tuple[int, int] = (0, 0)
     images: list[tuple[BBox, int]] = field(default_factory=list)
     rotation: int = 0
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def text(self) -> str:
         """All characters joined, as ``PdfTextPage.get_text_range`` would return them."""

@@ -237,5 +237,7 @@ def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
     Decided once per character of ``pt`` (the predicate is a set lookup)."""
     if accept_hidden:
         return lambda c: True
-    keep = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
+    keep = pt.cache.get("visible")
+    if keep is None:  # the text-layer stage asks three times a page
+        keep = pt.cache["visible"] = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
     return lambda c: id(c) in keep
