@@ -149,16 +149,25 @@ def test_judge_counts_private_use_cid_and_hidden_characters():
 def test_sample_agreement_takes_the_median_of_spread_lines():
     lines = [((0, 10 * k, 100, 10 * k + 9), f"line number {k}") for k in range(9)]
     seen = []
+    ocr = {0: "line number 0", 30: "garbage garbage", 60: "line number 6"}
 
     def read(boxes):
         seen.extend(boxes)
-        return ["line number 0", "garbage garbage", "line number 6"]
+        return [ocr[b[1]] for b in boxes]
 
     agreement, n, agreed = sample_agreement(lines, read)
-    assert n == 3 and seen[0][1] == 0 and seen[1][1] == 30
+    assert n == 3 and [b[1] for b in seen] == [0, 30, 60]  # the first two split: the third decides
     assert 0.9 < agreement <= 1.0  # two of three agree: the median line agrees
     assert agreed == [0, 6]  # the lines (indices into ``lines``) that agreed on their own
     assert sample_agreement([((0, 0, 1, 1), "short")], read) is None
+    seen.clear()
+    ocr[30] = "line number 3"
+    agreement, n, agreed = sample_agreement(lines, read)
+    assert n == 2 and len(seen) == 2 and agreed == [0, 3]  # two of three agree already: one read less
+    seen.clear()
+    ocr.update({0: "garbage", 30: "rubbish"})
+    agreement, n, agreed = sample_agreement(lines, read)
+    assert n == 2 and agreed == [] and agreement < 0.6  # two of three disagree: not sound either way
 
 
 def test_the_ocr_sample_reads_only_runs_of_fonts_not_checked_yet():

@@ -208,22 +208,47 @@ def sample_agreement(
     those in reading order). ``read(boxes)``: OCR text of each box (same order), or None when
     the recognizer cannot read lines. None when no line qualifies or nothing was read. A line
     *agrees* when its own similarity is at least :data:`SAMPLE_MIN_AGREEMENT`.
+
+    The lines are read in two steps: all but the last first; when those already all agree (or
+    all disagree) the median's side of the threshold is settled and the last is not read
+    (with 3 lines: 2 of 3 on one side decide the median). ``agreement`` is then the lowest
+    similarity read when they agreed (the median is at least that), the highest when not.
     """
     cands = [i for i, (_, t) in enumerate(lines) if len(_norm(t)) >= SAMPLE_MIN_CHARS]
     if not cands:
         return None
     step = max(1, len(cands) // SAMPLE_LINES)
     picked = cands[::step][:SAMPLE_LINES]
-    texts = read([lines[i][0] for i in picked])
+    first = picked[: max(1, len(picked) - 1)] if len(picked) > 2 else picked
+    ratios = _ratios(lines, first, read)
+    if ratios is None:
+        return None
+    sides = {r >= SAMPLE_MIN_AGREEMENT for r in ratios}
+    if len(first) < len(picked) and len(sides) > 1:
+        more = _ratios(lines, picked[len(first) :], read)
+        if more is None:
+            return None
+        ratios += more
+    read_ix = picked[: len(ratios)]
+    agreed = [i for i, r in zip(read_ix, ratios, strict=True) if r >= SAMPLE_MIN_AGREEMENT]
+    ordered = sorted(ratios)
+    if len(ratios) < len(picked):
+        value = ordered[0] if agreed else ordered[-1]
+    else:
+        value = ordered[len(ordered) // 2]
+    return Sample(value, len(ratios), agreed)
+
+
+def _ratios(
+    lines: Sequence[tuple[BBox, str]], ix: list[int], read: Callable[[list[BBox]], list[str] | None]
+) -> list[float] | None:
+    texts = read([lines[i][0] for i in ix])
     if texts is None:
         return None
-    ratios = [
+    return [
         difflib.SequenceMatcher(None, _norm(lines[i][1]), _norm(o), autojunk=False).ratio()
-        for i, o in zip(picked, texts, strict=True)
+        for i, o in zip(ix, texts, strict=True)
     ]
-    agreed = [i for i, r in zip(picked, ratios, strict=True) if r >= SAMPLE_MIN_AGREEMENT]
-    ordered = sorted(ratios)
-    return Sample(ordered[len(ordered) // 2], len(ordered), agreed)
 
 
 def block_bad_share(chars: Sequence[Char], box: BBox) -> tuple[int, int]:
