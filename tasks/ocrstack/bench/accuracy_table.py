@@ -38,7 +38,7 @@ from statistics import median
 
 from ocrstack.bench import metrics as accuracy_metrics
 from ocrstack.bench.results import BenchOptions, Row
-from ocrstack.bench.textlayer import _pages_of, dev_files, timed_run, warm_parser
+from ocrstack.bench.textlayer import dev_files, pages_of, timed_run, warm_parser
 
 METHODS = (
     "ocrstack auto",
@@ -198,7 +198,7 @@ def _ocrstack(mode: str, files: list[Path], work: Path, dpi: int, recognizer=Non
     for f in files:
         summary, seconds = timed_run(base, parser, f, work / mode.replace(" ", "-"))
         doc = summary.documents[0]
-        pages = _pages_of(doc.markdown.read_text(encoding="utf-8"))
+        pages = pages_of(doc.markdown.read_text(encoding="utf-8"))
         out[f] = [(pages.get(i, ""), seconds / max(1, doc.pages)) for i in range(doc.pages)]
     return out
 
