@@ -151,3 +151,47 @@ def test_cache_key_fields_come_from_the_engines():
     opts = ParseOptions(inputs=(), recognizer="openai", max_tokens=10)
     assert outputs.settings(opts)["max_tokens"] is None
     assert outputs.settings(opts, OpenAIRecognizer.cache_fields)["max_tokens"] == 10
+
+
+def test_layout_runs_beside_the_text_layer_stage_on_pdf_pages_only(tmp_path: Path):
+    """With ``--text-layer auto`` the layout of a PDF page starts on its own thread before the
+    text-layer stage; a raster page, ``off``, or a page ``orient`` turned run it in line."""
+    import threading
+
+    threads: list[str] = []
+
+    class Where(LayoutProvider):
+        name = "where"
+
+        def detect(self, page):  # noqa: ANN001, ANN202
+            threads.append(threading.current_thread().name)
+            return [Block((0, 0, 10, 10), Category.TEXT, order=0)]
+
+    class Turner(Recognizer):
+        name, turn = "turner", False
+
+        def orient(self, page):  # noqa: ANN001, ANN202
+            if not self.turn:
+                return page, 0
+            turned = page.image.rotate(180)
+            return PageImage(page.source, page.index, turned, page.dpi, page.source_sha256), 180
+
+        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+            return blocks
+
+    def run(mode: str, dpi: float | None, turn: bool = False) -> str:
+        threads.clear()
+        rec = Turner()
+        rec.turn = turn
+        parser = Parser(ParseOptions(inputs=(), text_layer=mode), recognizer=rec)
+        parser.layout = Where()
+        page = PageImage(str(tmp_path / "none.pdf"), 0, Image.new("RGB", (20, 20), "white"), dpi, "0" * 64)
+        result = parser.parse_page(page)
+        assert [b.category for b in result.blocks] == [Category.TEXT]
+        return ",".join(threads)
+
+    here = threading.current_thread().name
+    assert run("auto", 200.0).startswith("ocrstack-layout")
+    assert run("off", 200.0) == here and run("auto", None) == here
+    # the page was turned by orient (no sound text layer): the early layout is not used
+    assert run("auto", 200.0, turn=True).split(",")[-1] == here

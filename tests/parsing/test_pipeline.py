@@ -95,10 +95,8 @@ def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
             seen.extend(b.bbox for b in blocks)
             return super().recognize(page, blocks)
 
-    parser = pipeline.Parser.__new__(pipeline.Parser)
-    parser.options = ParseOptions(inputs=())
+    parser = pipeline.Parser(ParseOptions(inputs=(), layout="none"), recognizer=Spy())
     parser.layout = FakeLayout([Block((50, 40, 150, 60), Category.TEXT, 0.9, 0, "text")])
-    parser.recognizer = Spy()
     page = PageImage("x.png", 0, Image.new("RGB", (200, 160), "white"), 400, "0" * 64)
     parser.parse_page(page)
     p = 2 * CROP_PAD  # 400 DPI

@@ -9,7 +9,9 @@ dropped anyway), ``recognise`` (text per block: from the text layer where it is 
 from the recognizer; each block's ``source`` says which), ``order`` (reading order; empty blocks flagged),
 ``figures`` (figure crops and layout overlays written). :meth:`Parser.parse_page` runs each stage
 on a :class:`PageState` and records its seconds under the page's ``timings`` in blocks.json
-(with ``total``; the pipeline adds ``render``).
+(with ``total``; the pipeline adds ``render``). On a PDF page with ``--text-layer auto|on`` and
+an in-process layout model, the layout runs on a second thread from the start, beside the
+``textlayer`` stage (the two need nothing from each other); ``layout`` then records the wait.
 
 Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
 strings, no ``getattr`` hooks).
@@ -17,8 +19,10 @@ strings, no ``getattr`` hooks).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ocrstack.parsing import documents, outputs
@@ -59,6 +63,8 @@ class PageState:
         result: the page result, made by ``order`` and completed by ``figures``.
         layer: the page's text layer when ``textlayer`` judged it usable, else None.
         verdict: the ``textlayer`` verdict (None before that stage).
+        early: (page, future of its layout) started by :meth:`Parser.parse_page` before the
+            ``textlayer`` stage; ``layout`` uses it when ``orient`` left that page as it was.
     """
 
     page: PageImage
@@ -69,6 +75,7 @@ class PageState:
     result: PageResult | None = None
     layer: PageText | None = None
     verdict: Verdict | None = None
+    early: tuple[PageImage, Future] | None = None
 
 
 class Parser:
@@ -85,6 +92,8 @@ class Parser:
         self.layout: LayoutProvider = layout_registry.create(options.layout, options)
         self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
         self._checked_fonts = textlayer.CheckedFonts()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     @property
     def workers(self) -> int:
@@ -127,6 +136,10 @@ class Parser:
         ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
         """
         state = PageState(page=page, paths=paths)
+        if self.options.text_layer != "off" and page.dpi is not None and not self.layout.remote:
+            # the layout model does not need the text layer: run it on another core meanwhile
+            # (a PDF page; with the text layer judged sound, ``orient`` leaves the page as it is)
+            state.early = (page, self._layout_pool().submit(self.layout.detect, page))
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         for name, stage in self.stages():
@@ -160,7 +173,17 @@ class Parser:
             s.page, s.rotation = self.recognizer.orient(s.page)
 
     def _layout(self, s: PageState) -> None:
-        s.blocks = self.layout.detect(s.page)
+        early, s.early = s.early, None
+        if early is not None and early[0] is s.page:
+            s.blocks = early[1].result()
+        else:
+            s.blocks = self.layout.detect(s.page)
+
+    def _layout_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ocrstack-layout")
+            return self._pool
 
     def _merge(self, s: PageState) -> None:
         s.blocks = merge_overlaps(s.blocks)
