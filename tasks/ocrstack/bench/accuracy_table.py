@@ -82,8 +82,10 @@ class BeforeIssue11:
 
     @staticmethod
     def make():  # noqa: ANN205 - a RapidOcrRecognizer subclass instance
-        """A ``RapidOcrRecognizer`` whose engine is rapidocr's own (default sessions) and whose
-        ``read_lines`` is the pre-issue-11 body (git: rapidocr.py before this change)."""
+        """A ``RapidOcrRecognizer`` whose engine is rapidocr's own (default sessions), whose
+        ``read_lines`` is the pre-issue-11 body (git: rapidocr.py before this change) and which
+        takes one page at a time (``workers`` 1, as before issue 11). The layout model is this
+        tree's (one thread; about 5 % of such a page's time)."""
         import numpy as np
         from rapidocr import RapidOCR
         from rapidocr.ch_ppocr_rec import TextRecInput
@@ -92,6 +94,10 @@ class BeforeIssue11:
         from ocrstack.parsing.recognition import rapidocr as r
 
         class Before(r.RapidOcrRecognizer):
+            @property
+            def workers(self) -> int:  # one page at a time, as the pipeline ran it then
+                return 1
+
             def engine(self):  # noqa: ANN202
                 if self._engine is None:
                     params = {
