@@ -36,7 +36,18 @@ better in both (0.973/0.939 vs 0.970/0.935 English, 0.962/0.943 vs 0.960/0.940 C
   other core.
 
 Recognition keeps rapidocr's width-sorted batches (``TextRecognizer`` sorts crops by aspect
-ratio, so a batch pads little) with :data:`REC_BATCH` crops a batch.
+ratio, so a batch pads little) with :data:`REC_BATCH` crops a batch. Measured again (506 crops
+of four corpus pages, two streams, load about 1.5): batch 1 11.1 s, batch 6 11.5 s; all batches
+padded to rapidocr's minimum width (320 px at 48 high) add 10% of input width over the crops'
+own (batch 1 without the minimum would add 0%), so neither lever is worth a change of readings.
+
+Recognition is 70% convolutions (ONNX Runtime profile) at ~48 ms CPU per crop. Measured for the
+2x target (same crops; CPU seconds, one stream, load 1-3): ONNX Runtime f32 24.2 s, OpenVINO f32
+26.2 s, dynamic int8 (MatMul) 23.1 s with 11 texts changed, static int8 convolutions 14.5 s with
+85 of 506 texts changed, OpenVINO bf16 17.4 s (two streams: 6.5 vs 11.5 s wall) with 9 changed.
+OpenVINO bf16 is opt-in (:mod:`~ocrstack.parsing.recognition.rapidocr_openvino`, which has why):
+with it, ``ocrstack off`` is 2.0x the pre-issue path on the dev corpus (load 1.5-2), without it
+1.57x English and 1.51x Chinese in the same run.
 """
 
 from __future__ import annotations
@@ -117,7 +128,9 @@ def session_options():  # noqa: ANN201 - onnxruntime.SessionOptions, imported la
 def build(params: dict):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
     """A ``rapidocr.RapidOCR(params=params)`` whose detector, classifier and recognizer are
     loaded now and run on sessions made with :func:`session_options` (rapidocr exposes only
-    thread counts and the arena in its config, not spinning). Call once per recognizer.
+    thread counts and the arena in its config, not spinning); the recognizer runs on OpenVINO in
+    bf16 instead when asked and :func:`~ocrstack.parsing.recognition.rapidocr_openvino.rec_session`
+    gives a session. Call once per recognizer.
 
     Raises:
         ImportError: rapidocr or onnxruntime is not installed.
@@ -125,10 +138,17 @@ def build(params: dict):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
     import onnxruntime as ort
     from rapidocr import RapidOCR
 
+    from ocrstack.parsing.recognition import rapidocr_openvino
+
     engine = RapidOCR(params=params)
     opts = session_options()
-    for model in (engine._load_det_model(), engine._load_cls_model(), engine._load_rec_model()):
+    rec = engine._load_rec_model()
+    ov_rec = rapidocr_openvino.rec_session(rec.session.session._model_path, REC_STREAMS)
+    for model in (engine._load_det_model(), engine._load_cls_model(), rec):
         wrapper = model.session  # rapidocr's OrtInferSession; .session is the InferenceSession
+        if model is rec and ov_rec is not None:
+            model.session = ov_rec  # OpenVINO bf16 (rapidocr_openvino); the dictionary is read already
+            continue
         path = wrapper.session._model_path
         wrapper.session = ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
     return engine

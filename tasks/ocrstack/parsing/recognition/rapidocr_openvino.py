@@ -1,0 +1,116 @@
+"""OpenVINO in bfloat16 for rapidocr's text recognizer, where the CPU computes bf16 natively
+(issue 11 item 2: recognition is ~90% of an OCR page).
+
+The recognizer (``PP-OCRv6_rec_small.onnx``, bundled in the rapidocr wheel; 70% of its time is
+convolutions) runs on ONNX Runtime in float32 by default. OpenVINO reads the same ONNX file (no
+conversion, no download) and, on CPUs whose ``OPTIMIZATION_CAPABILITIES`` include ``BF16``
+(AVX512-BF16 or AMX), computes it in bfloat16. Measured on 506 line crops of four corpus pages
+(refcard, ltnews, ctex, debian tables), shared 2-core Xeon with avx512_bf16, two streams of one
+thread each, recognizer alone, load about 1.5: ONNX Runtime f32 11.1-11.8 s (CPU 22-23 s),
+OpenVINO f32 11.2-13.8 s (no gain, so OpenVINO is not used without BF16), OpenVINO bf16
+6.5-6.9 s (CPU 12.8-13.4 s): 1.7x. Readings: 497 of 506 line texts identical to f32, the 9 others
+spacing or punctuation (``；`` -> ``;``, ``. . .`` -> ``...``), mean score 0.985 either way.
+Tried and dropped: ONNX Runtime dynamic int8 (MatMul only, 1.1x, 11 texts changed; all ops:
+slower, 234 changed), static int8 QDQ convolutions calibrated on the same crops (1.6x, but 85
+texts changed, ``liftall`` -> ``liftal1``).
+
+Opt-in (``OCRSTACK_OCR_RUNTIME=openvino``, extra ``ocrstack[openvino]``), not the default: the
+accuracy suite (tests/parsing/test_accuracy.py) fails on one page with it. tables_googledocs_grid
+page 1 reads ``3 2020 estimate`` (footnote mark, f32, score 0.966) as ``32020 estimate`` (bf16,
+score 0.998): recall 0.9891 against the stored 0.9945 - 0.005 (CER 0.0077 and order 0.9755 are
+better than stored). Keeping the CTC head, the MatMuls or every non-convolution node in f32
+through the ``disable_fp16_compression`` runtime info changed nothing (same 9 texts, same speed):
+the CPU plugin does not honour it for bf16. Whole pages, 18 dev-corpus pages (``ocrstack off``,
+load 1.5-2): 2.49 s/page English, 1.95 Chinese with it, 3.19 / 2.62 without, 5.01 / 3.96 for the
+pre-issue path; recall and order as without it (0.973/0.939, 0.962/0.945).
+
+:func:`rec_session` returns ``None`` -- rapidocr's ONNX Runtime session stays -- unless
+``OCRSTACK_OCR_RUNTIME=openvino``, openvino imports and the CPU computes BF16.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import numpy as np
+
+log = logging.getLogger("ocrstack.rapidocr")
+
+#: Environment variable choosing the recognizer's runtime: ``onnxruntime`` (default) or
+#: ``openvino`` (OpenVINO bf16 where openvino is installed and the CPU has BF16, else ONNX Runtime).
+RUNTIME_ENV = "OCRSTACK_OCR_RUNTIME"
+
+
+def _bf16_core():  # noqa: ANN202 - openvino.Core or None
+    """An ``openvino.Core`` when openvino imports and its CPU plugin computes BF16, else None."""
+    if os.environ.get(RUNTIME_ENV, "onnxruntime").strip().lower() != "openvino":
+        return None
+    try:
+        import openvino as ov
+    except ImportError:
+        log.warning(
+            "%s=openvino but openvino is not installed (ocrstack[openvino]); using onnxruntime", RUNTIME_ENV
+        )
+        return None
+    try:
+        core = ov.Core()
+        caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    except Exception as exc:  # noqa: BLE001 - any plugin failure means: stay on ONNX Runtime
+        log.debug("openvino unusable (%s); recognizer stays on onnxruntime", exc)
+        return None
+    if "BF16" not in {str(c) for c in caps}:
+        log.warning(
+            "%s=openvino but this CPU has no BF16 (OpenVINO f32 measured no faster); using onnxruntime",
+            RUNTIME_ENV,
+        )
+        return None
+    return core
+
+
+def runtime_name() -> str:
+    """``openvino-bf16`` when :func:`rec_session` would return a session, else ``onnxruntime``."""
+    return "openvino-bf16" if _bf16_core() is not None else "onnxruntime"
+
+
+class RecSession:
+    """Callable like rapidocr's ``OrtInferSession`` (one float32 NCHW batch in, the logits out)
+    over an OpenVINO model compiled for ``streams`` parallel requests, one thread each, bf16.
+
+    Each calling thread gets its own infer request (a request is not thread-safe); requests run
+    through ``start_async`` / ``wait``, which release the GIL. The constructor runs one inference
+    (see there) so that no two threads initialise pybind11's numpy bindings at once.
+    """
+
+    def __init__(self, core, model_path: str, streams: int) -> None:  # noqa: ANN001 - openvino.Core
+        cfg = {
+            "NUM_STREAMS": str(streams),
+            "INFERENCE_NUM_THREADS": str(streams),
+            "INFERENCE_PRECISION_HINT": "bf16",
+            "ENABLE_CPU_PINNING": "NO",  # a shared machine: other processes need the cores too
+        }
+        self.model_path = model_path
+        self._compiled = core.compile_model(core.read_model(model_path), "CPU", cfg)
+        self._local = threading.local()
+        # pybind11 sets up its numpy bindings on first use, under a call_once that waits for the
+        # GIL: two threads reaching it together (the first batches of two streams) deadlocked the
+        # accuracy suite. One inference here, on the building thread, does it before any stream.
+        self(np.zeros((1, 3, 48, 320), np.float32))
+        self._local = threading.local()
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        req = getattr(self._local, "request", None)
+        if req is None:
+            req = self._local.request = self._compiled.create_infer_request()
+        req.start_async({0: np.ascontiguousarray(batch, dtype=np.float32)})
+        req.wait()
+        return np.array(req.get_output_tensor(0).data)
+
+
+def rec_session(model_path: str, streams: int) -> RecSession | None:
+    """A :class:`RecSession` for ``model_path``, or None to keep ONNX Runtime (see module doc)."""
+    core = _bf16_core()
+    if core is None:
+        return None
+    return RecSession(core, model_path, streams)

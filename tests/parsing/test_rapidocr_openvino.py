@@ -1,0 +1,97 @@
+"""Recognizer runtime choice: ONNX Runtime by default, OpenVINO bf16 on request where it works (issue 11)."""
+
+from __future__ import annotations
+
+import builtins
+import sys
+
+import pytest
+
+from ocrstack.parsing.recognition import rapidocr_openvino as V
+
+
+def _no_openvino(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if name == "openvino" or name.startswith("openvino."):
+            raise ImportError("No module named 'openvino'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "openvino", raising=False)
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+
+
+def test_onnxruntime_is_the_default(monkeypatch):
+    monkeypatch.delenv(V.RUNTIME_ENV, raising=False)
+    assert V.rec_session("any.onnx", 2) is None
+    assert V.runtime_name() == "onnxruntime"
+
+
+def test_without_openvino_the_recognizer_stays_on_onnxruntime(monkeypatch):
+    _no_openvino(monkeypatch)
+    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
+    assert V.rec_session("any.onnx", 2) is None
+    assert V.runtime_name() == "onnxruntime"
+
+
+def test_the_environment_can_force_onnxruntime(monkeypatch):
+    monkeypatch.setenv(V.RUNTIME_ENV, "onnxruntime")
+    assert V.rec_session("any.onnx", 2) is None
+    assert V.runtime_name() == "onnxruntime"
+
+
+def test_a_cpu_without_bf16_stays_on_onnxruntime(monkeypatch):
+    class Core:
+        def get_property(self, device, name):  # noqa: ANN001, ANN202
+            assert (device, name) == ("CPU", "OPTIMIZATION_CAPABILITIES")
+            return ["FP32", "INT8"]
+
+    class Module:
+        pass
+
+    fake = Module()
+    fake.Core = Core
+    monkeypatch.setitem(sys.modules, "openvino", fake)
+    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
+    assert V.rec_session("any.onnx", 2) is None
+
+
+def test_build_without_openvino_uses_onnxruntime_sessions_for_every_model(monkeypatch):
+    pytest.importorskip("rapidocr")
+    import onnxruntime as ort
+
+    from ocrstack.parsing.recognition import rapidocr_engine as E
+    from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
+
+    _no_openvino(monkeypatch)
+    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
+    engine = E.build({"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())})
+    rec = engine._load_rec_model()
+    assert isinstance(rec.session.session, ort.InferenceSession)
+
+
+def test_openvino_bf16_reads_like_onnxruntime(monkeypatch):
+    """On request, where openvino and a BF16 CPU are present, the recognizer runs on it and reads."""
+    pytest.importorskip("rapidocr")
+    pytest.importorskip("openvino")
+    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
+    if V.runtime_name() != "openvino-bf16":
+        pytest.skip("this CPU has no BF16 in OpenVINO's capabilities")
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    from ocrstack.parsing.recognition import rapidocr_engine as E
+    from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
+
+    engine = E.build({"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())})
+    rec = engine._load_rec_model()
+    assert isinstance(rec.session, V.RecSession)
+    img = Image.new("RGB", (420, 40), "white")
+    ImageDraw.Draw(img).text(
+        (8, 6), "recognition in bfloat16", fill="black", font=ImageFont.load_default(size=24)
+    )
+    crop = np.ascontiguousarray(np.asarray(img)[:, :, ::-1])
+    texts, scores = E.recognize(rec, [crop] * 8)  # two streams of batches, per-thread requests
+    assert all(t.replace(" ", "") == "recognitioninbfloat16" for t in texts), texts
+    assert min(scores) > 0.9
