@@ -1,7 +1,7 @@
 """Ctrl-C during ``ocrstack parse`` (issue 10 problem 4): the real CLI in a child process with
-the embedded rapidocr recognizer on a generated scanned PDF. SIGINT lands after page 1 is in the
-page cache, while page 2 is being read (several CPU seconds): the process ends with 130 within
-2 s (+ margin for a loaded machine), page 1 stays cached, and the same command resumes it; a
+the embedded rapidocr recognizer on a generated scanned PDF. SIGINT lands after one page is in
+the page cache, while the other is being read (several CPU seconds): the process ends with 130
+within 2 s (+ margin for a loaded machine), that page stays cached, and the same command resumes it; a
 second SIGINT right after the first is an exit 130 too, never a crash (rc 134, ``terminate
 called without an active exception``)."""
 
@@ -51,14 +51,20 @@ def _start(pdf: Path, out: Path, env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-def _wait_for_page(out: Path, proc: subprocess.Popen, page: int = 1, timeout: float = 400) -> None:
+def _cached(out: Path) -> list[Path]:
+    return list((out / ".ocrstack-cache").glob("*/p*-*.json"))
+
+
+def _wait_for_page(out: Path, proc: subprocess.Popen, timeout: float = 400) -> None:
+    """Until one page is in the page cache: the embedded recognizer takes two pages at once
+    (its lock lets one read at a time, either may go first), so the other is being read then."""
     deadline = time.monotonic() + timeout
-    while not list((out / ".ocrstack-cache").glob(f"*/p{page:04d}-*.json")):
+    while not _cached(out):
         if proc.poll() is not None:
-            raise AssertionError(f"parse ended before page {page} was cached: {proc.communicate()[1]}")
+            raise AssertionError(f"parse ended before a page was cached: {proc.communicate()[1]}")
         if time.monotonic() > deadline:
             proc.kill()
-            raise AssertionError(f"page {page} not cached after {timeout} s")
+            raise AssertionError(f"no page cached after {timeout} s")
         time.sleep(0.05)
 
 
@@ -123,4 +129,4 @@ def test_a_second_ctrl_c_is_not_a_crash(tmp_path: Path, cli_env):
     assert rc == 130, (rc, err)  # not 134 (abort) or a traceback
     assert "terminate called" not in err and "Traceback" not in err, err
     assert seconds < STOP_LIMIT
-    assert list((out / ".ocrstack-cache").glob("*/p0001-*.json"))  # page 1 kept
+    assert len(_cached(out)) == 1  # the finished page kept

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from ocrstack.parsing.assembly.markdown import render_page
-from ocrstack.parsing.engines import Recognizer
+from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.recognition.lines import Line
@@ -113,7 +113,7 @@ def test_paratext_that_is_the_only_text_of_the_page_is_kept():
     assert "Running head" not in a.markdown and a.dropped_paratext == 1
 
 
-class _Layout:
+class _Layout(LayoutProvider):
     gives_order = False
     cache_fields = frozenset()
     name = "fixed"

@@ -297,8 +297,9 @@ def _run_document(
                     done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                     for fut in done:
                         finish(fut, inflight.pop(fut))
-            for fut in list(inflight):
-                finish(fut, inflight.pop(fut))
+            while inflight:  # as they finish: a done page is cached even if an earlier one is not
+                for fut in wait(inflight, return_when=FIRST_COMPLETED)[0]:
+                    finish(fut, inflight.pop(fut))
         except BaseException as exc:
             # Ctrl-C: do not wait for pages in flight (the CLI ends the process, issue 10);
             # pages not started are cancelled, finished ones are in the page cache already

@@ -81,6 +81,10 @@ class PageState:
 class Parser:
     """Holds the layout provider and recognizer for a run; :meth:`parse_page` is usable on its own."""
 
+    #: threads for the layout started beside the text-layer stage (made on first use)
+    _pool: ThreadPoolExecutor | None = None
+    _pool_lock = threading.Lock()
+
     def __init__(self, options: ParseOptions, recognizer: Recognizer | None = None) -> None:
         """Validate ``options`` and build the engines it names (``recognizer`` overrides the registry's).
 
@@ -92,8 +96,6 @@ class Parser:
         self.layout: LayoutProvider = layout_registry.create(options.layout, options)
         self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
         self._checked_fonts = textlayer.CheckedFonts()
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
 
     @property
     def workers(self) -> int:
