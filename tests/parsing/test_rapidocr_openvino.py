@@ -22,23 +22,21 @@ def _no_openvino(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "__import__", fake_import)
 
 
-def test_onnxruntime_is_the_default(monkeypatch):
-    monkeypatch.delenv(V.RUNTIME_ENV, raising=False)
+def test_onnxruntime_is_the_default():
+    from ocrstack.parsing.options import ParseOptions
+    from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer, create
+
+    assert ParseOptions(inputs=()).ocr_runtime == "onnxruntime" == RapidOcrRecognizer().runtime
     assert V.rec_session("any.onnx", 2) is None
-    assert V.runtime_name() == "onnxruntime"
+    assert V.runtime_name("onnxruntime") == "onnxruntime"
+    rec = create(ParseOptions(inputs=(), ocr_runtime="openvino"))
+    assert rec.runtime == "openvino" and "ocr_runtime" in rec.cache_fields  # in the page-cache key
 
 
 def test_without_openvino_the_recognizer_stays_on_onnxruntime(monkeypatch):
     _no_openvino(monkeypatch)
-    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
-    assert V.rec_session("any.onnx", 2) is None
-    assert V.runtime_name() == "onnxruntime"
-
-
-def test_the_environment_can_force_onnxruntime(monkeypatch):
-    monkeypatch.setenv(V.RUNTIME_ENV, "onnxruntime")
-    assert V.rec_session("any.onnx", 2) is None
-    assert V.runtime_name() == "onnxruntime"
+    assert V.rec_session("any.onnx", 2, "openvino") is None
+    assert V.runtime_name("openvino") == "onnxruntime"
 
 
 def test_a_cpu_without_bf16_stays_on_onnxruntime(monkeypatch):
@@ -53,8 +51,7 @@ def test_a_cpu_without_bf16_stays_on_onnxruntime(monkeypatch):
     fake = Module()
     fake.Core = Core
     monkeypatch.setitem(sys.modules, "openvino", fake)
-    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
-    assert V.rec_session("any.onnx", 2) is None
+    assert V.rec_session("any.onnx", 2, "openvino") is None
 
 
 def test_build_without_openvino_uses_onnxruntime_sessions_for_every_model(monkeypatch):
@@ -65,8 +62,8 @@ def test_build_without_openvino_uses_onnxruntime_sessions_for_every_model(monkey
     from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
 
     _no_openvino(monkeypatch)
-    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
-    engine = E.build({"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())})
+    params = {"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())}
+    engine = E.build(params, "openvino")
     rec = engine._load_rec_model()
     assert isinstance(rec.session.session, ort.InferenceSession)
 
@@ -75,8 +72,7 @@ def test_openvino_bf16_reads_like_onnxruntime(monkeypatch):
     """On request, where openvino and a BF16 CPU are present, the recognizer runs on it and reads."""
     pytest.importorskip("rapidocr")
     pytest.importorskip("openvino")
-    monkeypatch.setenv(V.RUNTIME_ENV, "openvino")
-    if V.runtime_name() != "openvino-bf16":
+    if V.runtime_name("openvino") != "openvino-bf16":
         pytest.skip("this CPU has no BF16 in OpenVINO's capabilities")
     import numpy as np
     from PIL import Image, ImageDraw, ImageFont
@@ -84,8 +80,8 @@ def test_openvino_bf16_reads_like_onnxruntime(monkeypatch):
     from ocrstack.parsing.recognition import rapidocr_engine as E
     from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
 
-    engine = E.build({"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())})
-    rec = engine._load_rec_model()
+    params = {"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())}
+    rec = E.build(params, "openvino")._load_rec_model()
     assert isinstance(rec.session, V.RecSession)
     img = Image.new("RGB", (420, 40), "white")
     ImageDraw.Draw(img).text(

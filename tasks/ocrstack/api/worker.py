@@ -89,9 +89,7 @@ class _JobParser(pipeline.Parser):
     """The pipeline's Parser with providers given (reused across jobs) plus per-page bookkeeping."""
 
     def __init__(self, options: ParseOptions, layout: Any, recognizer: Any, job: Job, worker: Worker) -> None:
-        self.options = options
-        self.layout = layout
-        self.recognizer = recognizer
+        super().__init__(options, recognizer=recognizer, layout=layout)
         self.job = job
         self.worker = worker
         self.last_page_end = 0.0

@@ -245,6 +245,16 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         cache=True,
         help="recognizer: {choices} (default: {default})",
     )
+    ocr_runtime: str = opt.option(
+        "onnxruntime",
+        flags=("--ocr-runtime",),
+        metavar="RUNTIME",
+        choices=("onnxruntime", "openvino"),
+        cache="engine",
+        help="runtime of the embedded recognizer's text model: onnxruntime, or openvino (bfloat16 "
+        "where the CPU computes it: 1.7x the recognizer, a few readings differ; ocrstack[openvino]) "
+        "(default: {default})",
+    )
     limit: int | None = opt.option(
         None,
         flags=("--limit",),

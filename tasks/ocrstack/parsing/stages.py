@@ -83,19 +83,33 @@ class Parser:
 
     #: threads for the layout started beside the text-layer stage (made on first use)
     _pool: ThreadPoolExecutor | None = None
+    _checked: textlayer.CheckedFonts | None = None
     _pool_lock = threading.Lock()
 
-    def __init__(self, options: ParseOptions, recognizer: Recognizer | None = None) -> None:
-        """Validate ``options`` and build the engines it names (``recognizer`` overrides the registry's).
+    def __init__(
+        self,
+        options: ParseOptions,
+        recognizer: Recognizer | None = None,
+        layout: LayoutProvider | None = None,
+    ) -> None:
+        """Validate ``options`` and build the engines it names (``recognizer`` and ``layout``
+        override the registry's: engines built once and reused, e.g. by the HTTP service).
 
         Raises:
             UsageError: an option out of range or an unknown engine kind.
         """
         validate(options)
         self.options = options
-        self.layout: LayoutProvider = layout_registry.create(options.layout, options)
+        self.layout: LayoutProvider = layout or layout_registry.create(options.layout, options)
         self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
-        self._checked_fonts = textlayer.CheckedFonts()
+
+    @property
+    def checked_fonts(self) -> textlayer.CheckedFonts:
+        """Fonts whose text layer agreed with the OCR sample, per document (made on first use)."""
+        with self._pool_lock:
+            if self._checked is None:
+                self._checked = textlayer.CheckedFonts()
+            return self._checked
 
     @property
     def workers(self) -> int:
@@ -159,15 +173,12 @@ class Parser:
         mode = self.options.text_layer
         layer, verdict = textlayer.read_page(s.page, mode, self.options.password)
         if layer is not None and verdict.sound and mode == "auto":
-            key = self._checked_fonts.key(s.page)
+            memo = self.checked_fonts
+            key = memo.key(s.page)
             verdict, agreed = textlayer.check_sample(
-                layer,
-                verdict,
-                self.recognizer.read_line_crops,
-                s.page.image,
-                checked=self._checked_fonts.get(key),
+                layer, verdict, self.recognizer.read_line_crops, s.page.image, checked=memo.get(key)
             )
-            self._checked_fonts.add(key, agreed)
+            memo.add(key, agreed)
         s.layer, s.verdict = (layer if verdict.sound else None), verdict
 
     def _orient(self, s: PageState) -> None:

@@ -35,7 +35,7 @@ from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import pad
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.recognition import rapidocr_engine
+from ocrstack.parsing.recognition import rapidocr_engine, rapidocr_openvino
 from ocrstack.parsing.recognition.lines import (
     FALLBACK_WARNING,
     Line,
@@ -126,12 +126,18 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
     structured = False
     #: reads the whole page and assigns lines to blocks (no crops, so no crop padding).
     reads_whole_page = True
+    #: the text model's runtime changes a few readings (``--ocr-runtime``)
+    cache_fields = frozenset({"ocr_runtime"})
 
-    def __init__(self, min_score: float = MIN_SCORE, memo: dict | None = None) -> None:
+    def __init__(
+        self, min_score: float = MIN_SCORE, memo: dict | None = None, runtime: str = "onnxruntime"
+    ) -> None:
         """``memo``: optional dict shared between instances that remembers each page's
         orientation and lines by (input sha256, page index, DPI, size), so the same page is
-        read once per process (tests compare layouts on the same OCR)."""
+        read once per process (tests compare layouts on the same OCR). ``runtime``: the text
+        model's runtime (``--ocr-runtime``, :mod:`~ocrstack.parsing.recognition.rapidocr_openvino`)."""
         self.min_score = min_score
+        self.runtime = runtime
         self._engine = None
         self._lock = threading.Lock()
         self._lines: dict[int, list[Line]] = {}
@@ -145,8 +151,12 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         return PAGE_WORKERS
 
     def model_info(self) -> dict[str, str]:
-        """Names of the ONNX files used (for blocks.json), from the bundled model directory."""
-        return {"models": ", ".join(sorted(p.name for p in _bundled_model_dir().glob("*.onnx")))}
+        """Names of the ONNX files used (from the bundled model directory) and the text model's
+        runtime as run (``openvino-bf16`` or ``onnxruntime``), for blocks.json."""
+        return {
+            "models": ", ".join(sorted(p.name for p in _bundled_model_dir().glob("*.onnx"))),
+            "runtime": rapidocr_openvino.runtime_name(self.runtime),
+        }
 
     def engine(self):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
         """Return the (lazily built) ``rapidocr.RapidOCR`` engine using only the wheel's bundled models.
@@ -169,7 +179,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
                     "reinstall rapidocr from PyPI (the wheel ships PP-OCR det/rec/cls models)",
                 )
             params = {"Global.log_level": "warning", "Global.model_root_dir": str(model_dir)}
-            self._engine = rapidocr_engine.build(params)  # session options set once (issue 11)
+            self._engine = rapidocr_engine.build(params, self.runtime)  # sessions set once (issue 11)
             quiet_rapidocr_warnings()
         return self._engine
 
@@ -355,5 +365,5 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
 
 
 def create(options: ParseOptions) -> RapidOcrRecognizer:
-    """Factory for :mod:`ocrstack.parsing.recognition`; ``options`` is unused (CPU, offline)."""
-    return RapidOcrRecognizer()
+    """Factory for :mod:`ocrstack.parsing.recognition` (CPU, offline; ``options.ocr_runtime``)."""
+    return RapidOcrRecognizer(runtime=options.ocr_runtime)

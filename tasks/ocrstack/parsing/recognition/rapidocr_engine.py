@@ -125,12 +125,13 @@ def session_options():  # noqa: ANN201 - onnxruntime.SessionOptions, imported la
     return opts
 
 
-def build(params: dict):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
+def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
     """A ``rapidocr.RapidOCR(params=params)`` whose detector, classifier and recognizer are
     loaded now and run on sessions made with :func:`session_options` (rapidocr exposes only
     thread counts and the arena in its config, not spinning); the recognizer runs on OpenVINO in
-    bf16 instead when asked and :func:`~ocrstack.parsing.recognition.rapidocr_openvino.rec_session`
-    gives a session. Call once per recognizer.
+    bf16 instead when ``runtime`` is ``openvino`` (``--ocr-runtime``) and
+    :func:`~ocrstack.parsing.recognition.rapidocr_openvino.rec_session` gives a session. Call once
+    per recognizer.
 
     Raises:
         ImportError: rapidocr or onnxruntime is not installed.
@@ -143,7 +144,7 @@ def build(params: dict):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
     engine = RapidOCR(params=params)
     opts = session_options()
     rec = engine._load_rec_model()
-    ov_rec = rapidocr_openvino.rec_session(rec.session.session._model_path, REC_STREAMS)
+    ov_rec = rapidocr_openvino.rec_session(rec.session.session._model_path, REC_STREAMS, runtime)
     for model in (engine._load_det_model(), engine._load_cls_model(), rec):
         wrapper = model.session  # rapidocr's OrtInferSession; .session is the InferenceSession
         if model is rec and ov_rec is not None:

@@ -14,7 +14,7 @@ Tried and dropped: ONNX Runtime dynamic int8 (MatMul only, 1.1x, 11 texts change
 slower, 234 changed), static int8 QDQ convolutions calibrated on the same crops (1.6x, but 85
 texts changed, ``liftall`` -> ``liftal1``).
 
-Opt-in (``OCRSTACK_OCR_RUNTIME=openvino``, extra ``ocrstack[openvino]``), not the default: the
+Opt-in (``--ocr-runtime openvino``, extra ``ocrstack[openvino]``), not the default: the
 accuracy suite (tests/parsing/test_accuracy.py) fails on one page with it. tables_googledocs_grid
 page 1 reads ``3 2020 estimate`` (footnote mark, f32, score 0.966) as ``32020 estimate`` (bf16,
 score 0.998): recall 0.9891 against the stored 0.9945 - 0.005 (CER 0.0077 and order 0.9755 are
@@ -25,33 +25,34 @@ load 1.5-2): 2.49 s/page English, 1.95 Chinese with it, 3.19 / 2.62 without, 5.0
 pre-issue path; recall and order as without it (0.973/0.939, 0.962/0.945).
 
 :func:`rec_session` returns ``None`` -- rapidocr's ONNX Runtime session stays -- unless
-``OCRSTACK_OCR_RUNTIME=openvino``, openvino imports and the CPU computes BF16.
+``--ocr-runtime openvino``, openvino imports and the CPU computes BF16.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 import numpy as np
 
 log = logging.getLogger("ocrstack.rapidocr")
 
-#: Environment variable choosing the recognizer's runtime: ``onnxruntime`` (default) or
-#: ``openvino`` (OpenVINO bf16 where openvino is installed and the CPU has BF16, else ONNX Runtime).
-RUNTIME_ENV = "OCRSTACK_OCR_RUNTIME"
+#: The runtimes ``--ocr-runtime`` offers (:class:`ocrstack.parsing.options.ParseOptions`):
+#: ``onnxruntime`` (default) or ``openvino`` (OpenVINO bf16 where openvino is installed and the
+#: CPU has BF16, else ONNX Runtime).
+RUNTIMES = ("onnxruntime", "openvino")
 
 
-def _bf16_core():  # noqa: ANN202 - openvino.Core or None
-    """An ``openvino.Core`` when openvino imports and its CPU plugin computes BF16, else None."""
-    if os.environ.get(RUNTIME_ENV, "onnxruntime").strip().lower() != "openvino":
+def _bf16_core(runtime: str):  # noqa: ANN202 - openvino.Core or None
+    """An ``openvino.Core`` when ``runtime`` is ``openvino``, openvino imports and its CPU plugin
+    computes BF16, else None."""
+    if runtime != "openvino":
         return None
     try:
         import openvino as ov
     except ImportError:
         log.warning(
-            "%s=openvino but openvino is not installed (ocrstack[openvino]); using onnxruntime", RUNTIME_ENV
+            "--ocr-runtime openvino but openvino is not installed (ocrstack[openvino]); using onnxruntime"
         )
         return None
     try:
@@ -62,16 +63,17 @@ def _bf16_core():  # noqa: ANN202 - openvino.Core or None
         return None
     if "BF16" not in {str(c) for c in caps}:
         log.warning(
-            "%s=openvino but this CPU has no BF16 (OpenVINO f32 measured no faster); using onnxruntime",
-            RUNTIME_ENV,
+            "--ocr-runtime openvino but this CPU has no BF16 (OpenVINO f32 measured no faster); "
+            "using onnxruntime"
         )
         return None
     return core
 
 
-def runtime_name() -> str:
-    """``openvino-bf16`` when :func:`rec_session` would return a session, else ``onnxruntime``."""
-    return "openvino-bf16" if _bf16_core() is not None else "onnxruntime"
+def runtime_name(runtime: str) -> str:
+    """``openvino-bf16`` when :func:`rec_session` would return a session for ``runtime``, else
+    ``onnxruntime`` (what blocks.json records as the recognizer's runtime)."""
+    return "openvino-bf16" if _bf16_core(runtime) is not None else "onnxruntime"
 
 
 class RecSession:
@@ -108,9 +110,9 @@ class RecSession:
         return np.array(req.get_output_tensor(0).data)
 
 
-def rec_session(model_path: str, streams: int) -> RecSession | None:
+def rec_session(model_path: str, streams: int, runtime: str = "onnxruntime") -> RecSession | None:
     """A :class:`RecSession` for ``model_path``, or None to keep ONNX Runtime (see module doc)."""
-    core = _bf16_core()
+    core = _bf16_core(runtime)
     if core is None:
         return None
     return RecSession(core, model_path, streams)
