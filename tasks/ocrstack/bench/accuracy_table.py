@@ -5,6 +5,8 @@ warmed on one page before timing:
 
 * ``ocrstack auto``: the embedded default with ``--text-layer auto``;
 * ``ocrstack off``: the OCR path (``--text-layer off``);
+* ``ocrstack off, openvino``: the same with ``--ocr-runtime openvino`` (OpenVINO bf16; a
+  ``not-run`` row where openvino or a BF16 CPU is absent);
 * ``ocrstack off, before``: the OCR path as it read pages before issue 11
   (:class:`BeforeIssue11`: rapidocr's own pipeline and sessions, classifier over every line),
   the "today's OCR path" of the 2x speed target, measured in the same run;
@@ -43,6 +45,7 @@ from ocrstack.bench.textlayer import dev_files, pages_of, timed_run, warm_parser
 METHODS = (
     "ocrstack auto",
     "ocrstack off",
+    "ocrstack off, openvino",
     "ocrstack off, before",
     "rapidocr page",
     "tesseract",
@@ -221,7 +224,15 @@ def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict
         cell = table[method].setdefault(language(pdf), Cell())
         cell.pages.append((m.word_recall(gold, text), precision, m.sequence_similarity(gold, text), seconds))
 
-    for mode, rec in (("auto", None), ("off", None), ("off, before", BeforeIssue11.make())):
+    from ocrstack.parsing.recognition import rapidocr, rapidocr_openvino
+
+    runs = [("auto", None), ("off", None), ("off, before", BeforeIssue11.make())]
+    if rapidocr_openvino.runtime_name("openvino") == "openvino-bf16":
+        runs.insert(2, ("off, openvino", rapidocr.RapidOcrRecognizer(runtime="openvino")))
+    else:
+        why = "--ocr-runtime openvino unavailable here (ocrstack[openvino] and a CPU with BF16)"
+        table["ocrstack off, openvino"] = {"en": Cell(skipped=why), "zh": Cell(skipped=why)}
+    for mode, rec in runs:
         for f, pages in _ocrstack(mode, files, work, dpi, rec).items():
             for i, (md, s) in enumerate(pages):
                 add(f"ocrstack {mode}", f, i, m.markdown_text(md), s)
@@ -286,6 +297,16 @@ def targets(table: dict[str, dict[str, Cell]]) -> list[Row]:
     if before:
         sp = pps("ocrstack off") / before
         row("off pages/s / before issue 11", sp >= OFF_SPEEDUP, sp, "x", f">= {OFF_SPEEDUP:g}", "")
+        if all_pages["ocrstack off, openvino"]:
+            sp = pps("ocrstack off, openvino") / before
+            row(
+                "off (--ocr-runtime openvino) pages/s / before",
+                sp >= OFF_SPEEDUP,
+                sp,
+                "x",
+                f">= {OFF_SPEEDUP:g}",
+                "",
+            )
     for peer in ("rapidocr page", "tesseract"):
         if all_pages[peer]:
             sp = pps("ocrstack off") / pps(peer)
