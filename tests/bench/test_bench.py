@@ -88,3 +88,13 @@ def test_module_entry_point_exists() -> None:
         [sys.executable, "-m", "ocrstack.bench"], capture_output=True, text=True, timeout=60, check=False
     )
     assert cp.returncode == 2 and "usage: ocrstack bench" in cp.stderr, cp.stderr
+
+
+def test_server_benchmarks_measure_the_server_path_not_the_text_layer(tmp_path):
+    """make_pdf's pages have a sound text layer: with the default ``--text-layer auto`` the
+    overhead/throughput/RSS runs would read it and send no request (e2e faster than the server)."""
+    from ocrstack.bench.harness import make_pdf, parse_options
+
+    pdf = make_pdf(tmp_path / "doc.pdf", 1)
+    opts = parse_options(pdf, tmp_path / "out", ["http://127.0.0.1:9"], 1, 100)
+    assert opts.text_layer == "off" and opts.recognizer == "openai"

@@ -107,7 +107,9 @@ def _wait_ready(p: subprocess.Popen[bytes], log: Path, timeout: float = 30.0) ->
 
 
 def parse_options(pdf: Path, out: Path, urls: Sequence[str], concurrency: int, dpi: int, **kw: object):  # noqa: ANN202
-    """ParseOptions for a bench run; ``out`` is emptied first so the resume cache cannot serve old pages."""
+    """ParseOptions for a bench run; ``out`` is emptied first so the resume cache cannot serve old pages.
+    ``--text-layer off``: these runs measure the server path, and :func:`make_pdf`'s pages have a
+    sound text layer that ``auto`` would read without a request."""
     from ocrstack.parsing.options import ParseOptions
 
     shutil.rmtree(out, ignore_errors=True)
@@ -117,6 +119,7 @@ def parse_options(pdf: Path, out: Path, urls: Sequence[str], concurrency: int, d
         output=out,
         layout="none",
         recognizer="openai",
+        text_layer="off",
         server_urls=tuple(urls),
         concurrency=concurrency,
         force=True,
