@@ -46,8 +46,15 @@ def _cmd(pdf: Path, out: Path) -> list[str]:
 
 
 def _start(pdf: Path, out: Path, env: dict[str, str]) -> subprocess.Popen:
+    from ocrstack.bench.interrupts import sigint_default  # a nohup'ed suite ignores SIGINT
+
     return subprocess.Popen(
-        _cmd(pdf, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        _cmd(pdf, out),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=sigint_default,
     )
 
 

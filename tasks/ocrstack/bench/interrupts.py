@@ -41,7 +41,16 @@ def _start(inputs: list[Path], out: Path, url: str) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,  # noqa: PLW1509 - no threads are started before it
     )
+
+
+def sigint_default() -> None:
+    """In the child before exec: SIGINT back to its default action. A run started in the
+    background by a non-interactive shell (``nohup cmd &``, some CI runners) inherits SIGINT
+    ignored, and a Ctrl-C scenario would then measure nothing (the CLI rightly keeps an
+    ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait(condition, proc: subprocess.Popen, timeout: float = 120) -> None:  # noqa: ANN001
