@@ -22,6 +22,7 @@ from ocrstack.parsing.textlayer.soundness import (
     Verdict,
     bad_reason,
     sample_agreement,
+    sample_length,
     usable,
 )
 from ocrstack.parsing.types import BBox, PageImage
@@ -132,7 +133,7 @@ def _pick(lines: list[Run], checked: frozenset[str]) -> list[Run]:
     """Up to :data:`~.soundness.SAMPLE_LINES` sample runs: first one run for each unchecked font,
     the fonts with the most runs first (so one page checks as many fonts as it can), then runs
     spread over the page. Runs shorter than :data:`~.soundness.SAMPLE_MIN_CHARS` are not taken."""
-    long = [x for x in lines if len("".join(x[0].text.split())) >= SAMPLE_MIN_CHARS]
+    long = [x for x in lines if sample_length(x[0].text) >= SAMPLE_MIN_CHARS]
     runs_of: dict[str, list[int]] = {}
     for i, (_, fonts) in enumerate(long):
         for f in fonts - checked:

@@ -189,6 +189,12 @@ def _norm(s: str) -> str:
     return "".join(unicodedata.normalize("NFKC", s).split()).lower()
 
 
+def sample_length(text: str) -> int:
+    """Characters of ``text`` the OCR sample compares (NFKC, spaces removed): a line needs
+    :data:`SAMPLE_MIN_CHARS` of them to be sampled."""
+    return len(_norm(text))
+
+
 class Sample(NamedTuple):
     """An OCR sample: median similarity, lines compared, and the indices (into the candidate
     ``lines`` given to :func:`sample_agreement`) of the lines that agreed on their own."""
@@ -214,12 +220,12 @@ def sample_agreement(
     (with 3 lines: 2 of 3 on one side decide the median). ``agreement`` is then the lowest
     similarity read when they agreed (the median is at least that), the highest when not.
     """
-    cands = [i for i, (_, t) in enumerate(lines) if len(_norm(t)) >= SAMPLE_MIN_CHARS]
+    cands = [i for i, (_, t) in enumerate(lines) if sample_length(t) >= SAMPLE_MIN_CHARS]
     if not cands:
         return None
     step = max(1, len(cands) // SAMPLE_LINES)
     picked = cands[::step][:SAMPLE_LINES]
-    first = picked[: max(1, len(picked) - 1)] if len(picked) > 2 else picked
+    first = picked[:-1] if len(picked) > 2 else picked
     ratios = _ratios(lines, first, read)
     if ratios is None:
         return None

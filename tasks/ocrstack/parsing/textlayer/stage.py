@@ -24,7 +24,7 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -218,7 +218,8 @@ def recognise_rest(
     lined: list[tuple[Block, list[BBox]]] = []
     if pt is not None and not recognizer.structured:
         ok = usable(pt, accept_hidden)
-        lined = [(b, boxes) for b in blocks if (boxes := _glyph_lines(b, pt, ok))]
+        index = _Index([c for c in pt.chars if ok(c)])
+        lined = [(b, boxes) for b in blocks if (boxes := _glyph_lines(b, index))]
     if lined:
         image = page.image
         crops = [image.crop(_line_crop(box, image.size)) for _, boxes in lined for box in boxes]
@@ -252,14 +253,10 @@ def _line_crop(box: BBox, size: tuple[int, int]) -> tuple[int, int, int, int]:
     return (max(0, round(x0)), max(0, round(y0)), min(size[0], round(x1)), min(size[1], round(y1)))
 
 
-def _glyph_lines(b: Block, pt: PageText, ok: Callable[[Char], bool]) -> list[BBox]:
+def _glyph_lines(b: Block, index: _Index) -> list[BBox]:
     """Line boxes of the layer glyphs mostly inside ``b`` (glyphs without Unicode included);
     [] when it has none or a line runs top to bottom (vertical text: the detector's job)."""
-    own = [
-        dataclasses.replace(c, text=c.text or "?")
-        for c in pt.chars
-        if ok(c) and is_text(c) and covered(c.bbox, b.bbox) >= 0.5
-    ]
+    own = [dataclasses.replace(c, text=c.text or "?") for c in index.inside(b.bbox)]
     lines = build_lines(own)
     if not lines or any(is_vertical(ln) for ln in lines):
         return []
