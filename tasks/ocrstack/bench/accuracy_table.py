@@ -273,13 +273,13 @@ def targets(table: dict[str, dict[str, Cell]]) -> list[Row]:
     def row(name: str, ok: bool, value: float, unit: str, target: str, detail: str) -> None:
         rows.append(Row(name, round(value, 3), unit, target, "meets" if ok else "misses", detail))
 
-    auto = [p for p in all_pages["ocrstack auto"]]
+    before = pps("ocrstack off, before")
+    auto = all_pages["ocrstack auto"]
     if auto:
         r = sum(p[0] for p in auto) / len(auto)
         o = sum(p[2] for p in auto) / len(auto)
         row("auto recall (all pages)", r >= AUTO_RECALL, r, "", f">= {AUTO_RECALL}", "")
         row("auto order (all pages)", o >= AUTO_ORDER, o, "", f">= {AUTO_ORDER}", "")
-        before = pps("ocrstack off, before")
         if before:
             sp = pps("ocrstack auto") / before
             row(
@@ -293,7 +293,6 @@ def targets(table: dict[str, dict[str, Cell]]) -> list[Row]:
         if pps("ocrstack off"):
             sp = pps("ocrstack auto") / pps("ocrstack off")
             rows.append(Row("auto pages/s / off pages/s", round(sp, 3), "x", detail="this tree's OCR path"))
-    before = pps("ocrstack off, before")
     if before:
         sp = pps("ocrstack off") / before
         row("off pages/s / before issue 11", sp >= OFF_SPEEDUP, sp, "x", f">= {OFF_SPEEDUP:g}", "")

@@ -138,6 +138,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         model's runtime (``--ocr-runtime``, :mod:`~ocrstack.parsing.recognition.rapidocr_openvino`)."""
         self.min_score = min_score
         self.runtime = runtime
+        self._runtime_name: str | None = None
         self._engine = None
         self._lock = threading.Lock()
         self._lines: dict[int, list[Line]] = {}
@@ -155,8 +156,16 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         runtime as run (``openvino-bf16`` or ``onnxruntime``), for blocks.json."""
         return {
             "models": ", ".join(sorted(p.name for p in _bundled_model_dir().glob("*.onnx"))),
-            "runtime": rapidocr_openvino.runtime_name(self.runtime),
+            "runtime": self.runtime_name(),
         }
+
+    def runtime_name(self) -> str:
+        """The text model's runtime as run (``openvino-bf16`` or ``onnxruntime``), decided once
+        per recognizer: asking OpenVINO builds a ``Core`` and may log a fallback warning, and
+        blocks.json asks per document."""
+        if self._runtime_name is None:
+            self._runtime_name = rapidocr_openvino.runtime_name(self.runtime)
+        return self._runtime_name
 
     def engine(self):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
         """Return the (lazily built) ``rapidocr.RapidOCR`` engine using only the wheel's bundled models.
