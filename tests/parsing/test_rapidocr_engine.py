@@ -92,3 +92,84 @@ def test_batches_in_two_streams_are_rapidocrs_batches_and_answers_return_to_thei
     assert texts == [f"w{w}" for w in widths]
     assert scores == [0.5 + w / 1000 for w in widths]
     assert sorted(rec.batches) == [[10, 30, 40], [60, 90, 120], [150]]  # sorted runs of rec_batch_num
+
+
+def _crop_with_text(size: tuple[int, int], text: str, font_px: int):
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", size, "white")
+    ImageDraw.Draw(img).text((10, 10), text, fill="black", font=ImageFont.load_default(size=font_px))
+    return img
+
+
+def test_a_block_crop_is_detected_at_its_own_pixels_not_scaled_up_to_736(monkeypatch):
+    """A 300 x 60 px header crop: rapidocr's preprocessing would feed the detector 3680 x 736
+    px; the region read feeds it the crop rounded to multiples of 32, and reads the words."""
+    pytest.importorskip("rapidocr")
+    import numpy as np
+
+    from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
+
+    rec = RapidOcrRecognizer()
+    det = rec.engine()._load_det_model()
+    shapes = []
+    run = det.session.__call__
+
+    def spy(x):
+        shapes.append(x.shape[2:])
+        return run(x)
+
+    monkeypatch.setattr(det, "session", spy)
+    lines = rec.read_region(_crop_with_text((300, 60), "Annual report", 24))
+    assert shapes == [(64, 288)]  # 60 x 300 to the nearest multiples of 32 (DetPreProcess.resize)
+    assert "Annual report" in " ".join(ln.text for ln in lines)
+    shapes.clear()
+    bgr = np.ascontiguousarray(np.asarray(_crop_with_text((300, 60), "Annual report", 24))[:, :, ::-1])
+    E.detect(rec.engine(), bgr)  # a whole image keeps rapidocr's scale-up of a short side to 736
+    assert min(shapes[0]) >= 736
+
+
+def test_a_crop_whose_boxes_are_low_is_detected_again_larger(monkeypatch):
+    import numpy as np
+
+    low = np.array([[0, 0], [100, 0], [100, 8], [0, 8]], dtype=np.float32)  # 8 px high box
+    scales = []
+
+    def fake_detect(det, bgr, scale, native=False):
+        scales.append((scale, native))
+        return [low / 1.0]
+
+    monkeypatch.setattr(E, "_detect", fake_detect)
+
+    class Engine:
+        def _load_det_model(self):
+            return None
+
+    boxes, scale, passes = E.detect_region(Engine(), np.zeros((40, 400, 3), np.uint8))
+    assert passes == 2 and scale == pytest.approx(E.TARGET_TEXT_PX / 8)
+    assert scales == [(1.0, True), (pytest.approx(E.TARGET_TEXT_PX / 8), True)]
+
+
+def test_a_crop_the_native_pass_reads_nothing_on_is_read_the_old_way(monkeypatch):
+    """6 px text on a 400 x 40 crop: no box at its own pixels; rapidocr's scale-up (crop on a
+    white 736 px canvas) still reads it."""
+    pytest.importorskip("rapidocr")
+    from PIL import Image
+
+    from ocrstack.parsing.recognition.rapidocr import DET_MIN_SIDE, RapidOcrRecognizer
+
+    rec = RapidOcrRecognizer()
+    calls = []
+    real = rec.read_lines
+
+    def read_lines(image, region=False):
+        calls.append((image.size, region))
+        return real(image, region=region)
+
+    monkeypatch.setattr(rec, "read_lines", read_lines)
+    lines = rec.read_region(_crop_with_text((400, 40), "small print here", 6))
+    assert calls == [((400, 40), True), ((DET_MIN_SIDE, DET_MIN_SIDE), False)]
+    assert "print" in " ".join(ln.text for ln in lines)
+    calls.clear()
+    assert rec.read_region(Image.new("RGB", (200, 80), "white")) == []  # no text: both passes
+    assert calls == [((200, 80), True), ((DET_MIN_SIDE, DET_MIN_SIDE), False)]

@@ -170,7 +170,7 @@ def test_a_page_without_lines_is_read_again_at_another_scale(monkeypatch):
     rec = RapidOcrRecognizer()
     sizes = []
 
-    def read_lines(image):
+    def read_lines(image, region=False):
         sizes.append(image.size)
         return [] if len(sizes) == 1 else [Line((10, 20, 110, 40), "found", 0.9)]
 
@@ -185,7 +185,7 @@ def test_an_empty_block_is_read_again_from_its_own_crop(monkeypatch):
     rec = RapidOcrRecognizer()
     crops = []
 
-    def read_lines(image):
+    def read_lines(image, region=False):
         crops.append(image.size)
         if image.size in ((800, 1000), (400, 500)):  # the whole page, at either scale: nothing
             return []
@@ -276,7 +276,7 @@ def test_a_short_block_missing_a_row_of_ink_is_read_again_and_formulas_are_not(m
     d.rectangle((110, 125, 300, 138), fill="black")
     asked = []
 
-    def read_lines(img):
+    def read_lines(img, region=False):
         asked.append(img.size)
         if img.size == (800, 1000):
             return [Line((110, 104, 390, 119), "Hello world", 0.9)]

@@ -193,16 +193,18 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         return self._engine
 
     # -- line reading ---------------------------------------------------------------
-    def read_lines(self, image: Image.Image) -> list[Line]:
+    def read_lines(self, image: Image.Image, region: bool = False) -> list[Line]:
         """Detect and recognise every text line of ``image`` (RGB); bboxes in its pixels.
 
-        Lines scoring below ``min_score`` (rapidocr's default 0.5) are dropped.
+        ``region``: ``image`` is a block's crop, detected at its own pixels
+        (:func:`~ocrstack.parsing.recognition.rapidocr_engine.detect_region`). Lines scoring
+        below ``min_score`` (rapidocr's default 0.5) are dropped.
         """
         arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])  # rapidocr wants BGR
         eng = self.engine()
         with self._lock:
             # detection sized by text height, classifier only for unsure lines (issue 11)
-            raw = rapidocr_engine.read_raw(eng, arr)
+            raw = rapidocr_engine.read_raw(eng, arr, region=region)
         polys, texts, scores, flipped = raw.polys, raw.texts, raw.scores, raw.flipped
         lines = []
         for p, t, s, f in zip(polys, texts, scores, flipped, strict=True):
@@ -331,31 +333,40 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         self.reread_empty(page, blocks, lines)
         return out
 
+    def read_region(self, image: Image.Image) -> list[Line]:
+        """Lines of a block's crop ``image`` (RGB), bboxes in its pixels: detected at the crop's
+        own pixels (:meth:`read_lines` with ``region``); when that finds nothing, as before
+        issue 11's region reads: rapidocr's detector scaling the crop up to a 736 px short side,
+        the crop pasted on a white canvas of at least ``DET_MIN_SIDE`` each way first (a 100 px
+        high strip otherwise became 9200 px wide: 12 s for one line strip of
+        math_zh_gaokao_exam on the loaded machine). A crop without text pays both passes."""
+        lines = self.read_lines(image, region=True)
+        if lines:
+            return lines
+        if min(image.size) < DET_MIN_SIDE:
+            size = (max(image.width, DET_MIN_SIDE), max(image.height, DET_MIN_SIDE))
+            canvas = Image.new("RGB", size, "white")
+            canvas.paste(image.convert("RGB"), (0, 0))
+            image = canvas
+        return self.read_lines(image)
+
     def recognize_only(self, page: PageImage, blocks: list[Block]) -> list[Block]:
-        """Read just ``blocks``, each from its own crop (padded by ``REGION_PAD`` at 200 DPI):
-        the rest of the page came from the PDF's text layer, and a whole-page read would cost
-        as much as OCR of the whole page (issue 11). Lines of a crop's margin that belong to a
-        neighbour (less than half inside the block) are dropped. Returns ``blocks``."""
+        """Read just ``blocks``, each from its own crop (padded by ``REGION_PAD`` at 200 DPI,
+        :meth:`read_region`): the rest of the page came from the PDF's text layer, and a
+        whole-page read would cost as much as OCR of the whole page (issue 11). Lines of a
+        crop's margin that belong to a neighbour (less than half inside the block) are dropped.
+        Returns ``blocks``."""
         margin = REGION_PAD * (page.dpi or 200) / 200
         for b in blocks:
             x0, y0, x1, y1 = pad(b.bbox, margin, page.size)
             if x1 - x0 < 2 or y1 - y0 < 2:
                 continue
             crop = page.image.crop((round(x0), round(y0), round(x1), round(y1)))
-            if min(crop.size) < DET_MIN_SIDE:
-                # rapidocr scales a detector input up until its short side is 736 px: a 100 px high
-                # strip became 9200 px wide (12 s for one line strip of math_zh_gaokao_exam on the
-                # loaded machine; 5 s on a white canvas, same text)
-                canvas = Image.new(
-                    "RGB", (max(crop.width, DET_MIN_SIDE), max(crop.height, DET_MIN_SIDE)), "white"
-                )
-                canvas.paste(crop, (0, 0))
-                crop = canvas
             lines = [
                 dataclasses.replace(
                     ln, bbox=(ln.bbox[0] + x0, ln.bbox[1] + y0, ln.bbox[2] + x0, ln.bbox[3] + y0)
                 )
-                for ln in self.read_lines(crop)
+                for ln in self.read_region(crop)
             ]
             assign_lines([b], lines, structured=False)
         return blocks

@@ -53,6 +53,10 @@ class RereadMixin:
     def read_lines(self, image: Image.Image) -> list[Line]:  # pragma: no cover - provided by the recognizer
         raise NotImplementedError
 
+    def read_region(self, image: Image.Image) -> list[Line]:
+        """Lines of a block's crop (the recognizer may detect a crop differently from a page)."""
+        return self.read_lines(image)
+
     def read_page_lines(self, image: Image.Image) -> list[Line]:
         """:meth:`read_lines` of a whole page; when it finds nothing, the page is read again at
         ``RETRY_SCALE`` (boxes scaled back to ``image`` pixels) before it is taken as blank:
@@ -69,7 +73,8 @@ class RereadMixin:
         ]
 
     def read_crop(self, page: PageImage, block: Block) -> list[Line]:
-        """Lines read from ``block``'s own crop (padded by ``REREAD_PAD`` at 200 DPI), in page pixels."""
+        """Lines read from ``block``'s own crop (padded by ``REREAD_PAD`` at 200 DPI,
+        :meth:`read_region`), in page pixels."""
         x0, y0, x1, y1 = geometry.pad(block.bbox, REREAD_PAD * (page.dpi or 200) / 200, page.size)
         if x1 - x0 < 2 or y1 - y0 < 2:
             return []
@@ -77,7 +82,7 @@ class RereadMixin:
         dx, dy = round(x0), round(y0)
         return [
             dataclasses.replace(ln, bbox=(ln.bbox[0] + dx, ln.bbox[1] + dy, ln.bbox[2] + dx, ln.bbox[3] + dy))
-            for ln in self.read_lines(crop)
+            for ln in self.read_region(crop)
         ]
 
     def reread_empty(self, page: PageImage, blocks: list[Block], lines: Sequence[Line] = ()) -> None:
