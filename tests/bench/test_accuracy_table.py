@@ -58,3 +58,24 @@ def test_tesseract_column_is_skipped_with_the_reason_when_absent(monkeypatch):
     monkeypatch.setattr(accuracy_table.shutil, "which", lambda name: None)
     assert "tesseract not installed" in accuracy_table.tesseract_reason()
     assert "apt-get install tesseract-ocr tesseract-ocr-chi-sim" in accuracy_table.tesseract_reason()
+
+
+def test_the_before_issue_11_recognizer_reads_crops_the_old_way():
+    """The 'off, before' row's recognizer reads a block's crop as a whole image (pre-issue-11
+    rapidocr, no region detection): the reread of a short block goes through ``read_region``,
+    which a pre-issue ``read_lines(image)`` body must answer (a page of the side-by-side run
+    failed when it did not)."""
+    import pytest
+
+    pytest.importorskip("rapidocr")
+    from PIL import Image, ImageDraw, ImageFont
+
+    from ocrstack.bench.accuracy_table import BeforeIssue11
+
+    rec = BeforeIssue11.make()
+    img = Image.new("RGB", (420, 60), "white")
+    font = ImageFont.load_default(size=26)
+    ImageDraw.Draw(img).text((10, 14), "Quarterly results", fill="black", font=font)
+    lines = rec.read_region(img)
+    assert [ln.text for ln in lines] == [ln.text for ln in rec.read_lines(img)]
+    assert "Quarterly" in " ".join(ln.text for ln in lines)

