@@ -233,7 +233,7 @@ def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict
     if rapidocr_openvino.runtime_name("openvino") == "openvino-bf16":
         runs.insert(2, ("off, openvino", rapidocr.RapidOcrRecognizer(runtime="openvino")))
     else:
-        why = "--ocr-runtime openvino unavailable here (ocrstack[openvino] and a CPU with BF16)"
+        why = "--ocr-runtime openvino unavailable here (openvino and a CPU with BF16)"
         table["ocrstack off, openvino"] = {"en": Cell(skipped=why), "zh": Cell(skipped=why)}
     for mode, rec in runs:
         for f, pages in _ocrstack(mode, files, work, dpi, rec).items():

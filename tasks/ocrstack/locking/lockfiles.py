@@ -21,7 +21,7 @@ from ocrstack.core.errors import ConfigError
 #: Exported requirement sets: name -> extras of the ocrstack project (pyproject.toml).
 EXPORTS: dict[str, tuple[str, ...]] = {
     "sdk": ("sdk", "api", "ray"),
-    "dev": ("sdk", "api", "ray", "tf", "test", "openvino"),
+    "dev": ("sdk", "api", "ray", "tf", "test"),
 }
 
 

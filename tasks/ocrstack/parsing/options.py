@@ -252,7 +252,7 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         choices=("onnxruntime", "openvino"),
         cache="engine",
         help="runtime of the embedded recognizer's text model: onnxruntime, or openvino (bfloat16 "
-        "where the CPU computes it: 1.7x the recognizer, a few readings differ; ocrstack[openvino]) "
+        "where the CPU computes it: 1.7x the recognizer, a few readings differ) "
         "(default: {default})",
     )
     limit: int | None = opt.option(

@@ -14,7 +14,7 @@ Tried and dropped: ONNX Runtime dynamic int8 (MatMul only, 1.1x, 11 texts change
 slower, 234 changed), static int8 QDQ convolutions calibrated on the same crops (1.6x, but 85
 texts changed, ``liftall`` -> ``liftal1``).
 
-Opt-in (``--ocr-runtime openvino``, extra ``ocrstack[openvino]``), not the default: the
+Opt-in (``--ocr-runtime openvino``; openvino is in the ``sdk`` extra), not the default: the
 accuracy suite (tests/parsing/test_accuracy.py) fails on one page with it. tables_googledocs_grid
 page 1 reads ``3 2020 estimate`` (footnote mark, f32, score 0.966) as ``32020 estimate`` (bf16,
 score 0.998): recall 0.9891 against the stored 0.9945 - 0.005 (CER 0.0077 and order 0.9755 are
@@ -52,7 +52,7 @@ def _bf16_core(runtime: str):  # noqa: ANN202 - openvino.Core or None
     core = ov_session.core()
     if core is None:
         log.warning(
-            "--ocr-runtime openvino but openvino is not installed or unusable (ocrstack[openvino]); "
+            "--ocr-runtime openvino but openvino is not installed or unusable (the sdk extra has it); "
             "using onnxruntime"
         )
         return None
