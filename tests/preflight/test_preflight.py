@@ -139,14 +139,39 @@ def test_no_driver_loaded_fails_driver(tmp_path: Path) -> None:
     assert c["driver"].status is Status.NOT_RUN and not report.ok
 
 
-def test_no_gpu_is_not_run_not_failure(tmp_path: Path) -> None:
+def test_no_gpu_is_not_run_and_not_a_pass(tmp_path: Path) -> None:
     report = evaluate(facts_for(FakeMachine(None), tmp_path))
     c = by_name(report)
     assert c["nvidia-smi"].status is Status.NOT_RUN and "no NVIDIA GPU here" in c["nvidia-smi"].detail
     assert all(c[n].status is Status.NOT_RUN for n in ("driver", "vram", "free-gpu"))
-    assert report.ok
+    assert report.failures() == []  # nothing failed: the GPU checks did not run ...
+    assert not report.ok  # ... so the preflight did not pass either
+    assert [x.name for x in report.incomplete()] == ["nvidia-smi", "driver", "vram", "free-gpu"]
+    with pytest.raises(CheckFailed) as err:
+        report.raise_if_incomplete()
+    assert "could not check nvidia-smi, driver, vram, free-gpu (no NVIDIA GPU here" in str(err.value)
+    assert "on the GPU host" in err.value.remedy and "\n" not in str(err.value)
     strict = evaluate(facts_for(FakeMachine(None), tmp_path), require_gpu=True)
-    assert not strict.ok
+    assert not strict.ok and by_name(strict)["nvidia-smi"].status is Status.FAIL
+
+
+def test_unreadable_disk_path_leaves_preflight_incomplete(tmp_path: Path) -> None:
+    facts = gather(
+        root=tmp_path, disk_path=tmp_path / "missing", runner=FakeMachine("three_5090").run,
+        which=FakeMachine("three_5090").which, disk_free=lambda p: None,
+    )
+    report = evaluate(facts)
+    assert by_name(report)["disk"].status is Status.NOT_RUN and not report.ok
+    with pytest.raises(CheckFailed) as err:
+        report.raise_if_incomplete()
+    assert "could not check disk (cannot stat" in str(err.value) and "--disk-path" in err.value.remedy
+    assert "GPU host" not in err.value.remedy
+
+
+def test_complete_preflight_does_not_raise(tmp_path: Path) -> None:
+    report = evaluate(facts_for(FakeMachine("three_5090"), tmp_path))
+    assert report.ok and report.incomplete() == []
+    report.raise_if_incomplete()  # no raise
 
 
 def test_disk_threshold(tmp_path: Path) -> None:
@@ -238,8 +263,7 @@ def test_toolchain_not_run_without_nvcc() -> None:
 # ---------------------------------------------------------------- CLI
 
 
-def test_cli_json_and_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
-    machine = FakeMachine("t4_driver470")
+def _fake_machine(monkeypatch: pytest.MonkeyPatch, machine: FakeMachine) -> None:
     import ocrstack.preflight as pf
 
     real_gather = pf.gather
@@ -249,11 +273,43 @@ def test_cli_json_and_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 
     monkeypatch.setattr(pf, "gather", fake_gather)
     monkeypatch.setattr("ocrstack.preflight.toolchain.toolchain_checks", lambda *a, **k: [])
+
+
+def test_cli_json_and_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    _fake_machine(monkeypatch, FakeMachine("t4_driver470"))
     rc = main(["preflight", "--json", "--root", str(tmp_path), "--disk-path", str(tmp_path)])
     assert rc == CheckFailed.exit_code
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False
     assert {c["name"]: c["status"] for c in data["checks"]}["driver"] == "fail"
+
+
+def test_cli_passes_on_a_good_gpu_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    _fake_machine(monkeypatch, FakeMachine("three_5090"))
+    assert main(["preflight", "--root", str(tmp_path), "--disk-path", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "0 failed" in out.out and out.err == ""
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_without_gpu_exits_1_after_the_report(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys, as_json: bool
+) -> None:
+    """No GPU: the GPU checks are not-run, the report is still printed, and the exit says it did not pass."""
+    _fake_machine(monkeypatch, FakeMachine(None))
+    argv = ["preflight", "--root", str(tmp_path), "--disk-path", str(tmp_path)] + (["--json"] if as_json else [])
+    assert main(argv) == CheckFailed.exit_code
+    out = capsys.readouterr()
+    if as_json:
+        data = json.loads(out.out)
+        assert data["ok"] is False and data["counts"]["fail"] == 0
+        assert {c["name"]: c["status"] for c in data["checks"]}["nvidia-smi"] == "not-run"
+    else:
+        assert "[not-run] nvidia-smi: no NVIDIA GPU here" in out.out and "0 failed" in out.out
+    err = out.err.strip().splitlines()
+    assert len(err) == 1, out.err
+    assert err[0].startswith("ocrstack: error: preflight incomplete: could not check nvidia-smi, driver")
+    assert "fix: run `ocrstack preflight` on the GPU host" in err[0]
 
 
 def _fake_smi(bin_dir: Path, name: str) -> None:
@@ -287,7 +343,7 @@ def test_cli_runs_real_nvidia_smi_binary_on_path(tmp_path: Path, cli_env: dict[s
 
 @pytest.mark.proc
 def test_cli_on_this_machine(tmp_path: Path, cli_env: dict[str, str]) -> None:
-    """This machine: with no GPU, preflight says so and still exits 0 unless something else fails."""
+    """This machine: with no GPU, preflight says so in the report and exits 1 (incomplete, not passed)."""
     proc = subprocess.run(
         [sys.executable, "-m", "ocrstack", "preflight", "--json", "--root", str(tmp_path)],
         capture_output=True, text=True, env=cli_env, check=False, timeout=120,
@@ -296,4 +352,6 @@ def test_cli_on_this_machine(tmp_path: Path, cli_env: dict[str, str]) -> None:
     smi = next(c for c in data["checks"] if c["name"] == "nvidia-smi")
     if smi["status"] == "not-run":
         assert "no NVIDIA GPU here" in smi["detail"]
+        assert data["ok"] is False
+        assert "preflight incomplete: could not check nvidia-smi" in proc.stderr
     assert proc.returncode == (0 if data["ok"] else 1), proc.stderr

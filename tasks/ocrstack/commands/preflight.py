@@ -24,7 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="ENV=PATH",
         help="also check this interpreter (repeatable)",
     )
-    p.add_argument("--require-gpu", action="store_true", help="fail when there is no NVIDIA GPU")
+    p.add_argument(
+        "--require-gpu",
+        action="store_true",
+        help="report a missing NVIDIA GPU as a failed check, not as not-run (both exit 1)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_run)
 
@@ -48,6 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         json=args.json,
     )
     report = preflight.run(opts)
-    print(report.to_json() if opts.json else report.to_text())
+    print(report.to_json() if opts.json else report.to_text())  # the whole report, whatever the verdict
     report.raise_if_failed("preflight")
+    report.raise_if_incomplete()  # required checks not run (no GPU here) are no pass: exit 1
     return 0

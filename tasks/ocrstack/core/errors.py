@@ -6,7 +6,7 @@ codes below are the CLI contract (tests pin them).
 
 Exit codes:
     0  success
-    1  a check ran and failed (CheckFailed)
+    1  a check ran and failed, or a required check could not run (CheckFailed)
     2  usage error (argparse) or bad option value (UsageError)
     3  bad input file or directory (InputError)
     4  installed environment does not match envs/versions.yaml (EnvironmentMismatch)
@@ -41,7 +41,10 @@ class OcrstackError(Exception):
 
 
 class CheckFailed(OcrstackError):
-    """A check ran and its result is a failure (preflight, verify, versions check)."""
+    """A check ran and failed (preflight, verify, versions check), or a required one could not run.
+
+    ``ocrstack preflight`` on a machine with no GPU: its GPU checks are not-run, which is no pass.
+    """
 
     exit_code = 1
 

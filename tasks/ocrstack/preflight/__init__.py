@@ -11,7 +11,9 @@ main model and DSpark draft from one release, one served model name for serve an
 Thresholds come from ``envs/versions.yaml`` ``hardware`` (driver >= 580, 535-579 only the
 cu126 self-build, VRAM >= 24 GB, disk >= 20 GB). No GPU on this machine is reported as
 not-run (guide 10: report only what was checked), not as a failure, unless
-``require_gpu`` is set.
+``require_gpu`` is set. Either way the preflight did not pass: a required check that could not
+run makes the report not ``ok`` (:class:`~ocrstack.preflight.checks.PreflightReport`) and the CLI
+prints the whole report, then exits 1 naming what could not be checked.
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack.core.results import Report
-from ocrstack.preflight.checks import Thresholds, evaluate
+from ocrstack.preflight.checks import PreflightReport, Thresholds, evaluate
 from ocrstack.preflight.facts import Facts, Runner, default_runner, gather
 
-__all__ = ["Facts", "PreflightOptions", "Thresholds", "evaluate", "gather", "run"]
+__all__ = ["Facts", "PreflightOptions", "PreflightReport", "Thresholds", "evaluate", "gather", "run"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ class PreflightOptions:
     json: bool = False
 
 
-def run(options: PreflightOptions, runner: Runner = default_runner) -> Report:
-    """Gather facts and judge them; returns the report (the CLI decides the exit code)."""
+def run(options: PreflightOptions, runner: Runner = default_runner) -> PreflightReport:
+    """Gather facts and judge them; returns the report whatever it says (the CLI decides the exit code)."""
     facts = gather(root=options.root, disk_path=options.disk_path, pythons=options.pythons, runner=runner)
     report = evaluate(facts, require_gpu=options.require_gpu)
     from ocrstack.preflight.toolchain import toolchain_checks

@@ -1,7 +1,8 @@
 """Judge preflight facts against the thresholds in envs/versions.yaml ``hardware`` (guide 2, 10).
 
 Pure functions: :func:`evaluate` turns :class:`~ocrstack.preflight.facts.Facts` into a
-:class:`~ocrstack.core.results.Report`; nothing here runs a command.
+:class:`PreflightReport`; nothing here runs a command. A required check (:data:`REQUIRED`) that
+could not run leaves the preflight incomplete: the report is not ``ok`` and the CLI exits 1.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ocrstack import versions
+from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.preflight.facts import Facts, PythonEnv
 from ocrstack.preflight.nvidia import Gpu, driver_major
@@ -269,10 +271,56 @@ def check_torch_cuda(env: PythonEnv, gpus: list[Gpu], t: Thresholds) -> Check | 
     )
 
 
-def evaluate(facts: Facts, t: Thresholds | None = None, *, require_gpu: bool = False) -> Report:
+#: The checks preflight is for (guide 2: GPU, driver, VRAM, a free GPU, disk). One of them not-run
+#: (no nvidia-smi here, a disk path that cannot be read) leaves the preflight incomplete, not passed.
+REQUIRED = ("nvidia-smi", "driver", "vram", "free-gpu", "disk")
+#: What to do when those checks could not run, per check; the GPU ones share one remedy.
+_INCOMPLETE_FIX = {
+    "gpu": "run `ocrstack preflight` on the GPU host that will serve the model (the report above "
+    "lists what was checked here)",
+    "disk": "pass --disk-path an existing directory on the disk that will hold models and builds",
+}
+
+
+class PreflightReport(Report):
+    """The preflight report: ``ok`` also needs every :data:`REQUIRED` check to have run.
+
+    A not-run check is still reported as not-run with its reason (guide 10: never counted as
+    passed); it only means this preflight proved nothing about that requirement, so it cannot pass.
+    """
+
+    def incomplete(self) -> list[Check]:
+        """The required checks that could not run, in report order."""
+        return [c for c in self.checks if c.name in REQUIRED and c.status is Status.NOT_RUN]
+
+    @property
+    def ok(self) -> bool:
+        """True when no check failed and every required check ran."""
+        return super().ok and not self.incomplete()
+
+    def raise_if_incomplete(self) -> None:
+        """Raise :class:`CheckFailed` naming the required checks that could not run, and the fix.
+
+        Raises:
+            CheckFailed: a required check is not-run (exit 1); the message lists them with the reason.
+        """
+        missing = self.incomplete()
+        if not missing:
+            return
+        names = ", ".join(c.name for c in missing)
+        causes = [c for c in missing if c.name in ("nvidia-smi", "disk")] or missing
+        reasons = "; ".join(dict.fromkeys(c.detail for c in causes if c.detail))
+        fixes = dict.fromkeys(_INCOMPLETE_FIX["disk" if c.name == "disk" else "gpu"] for c in missing)
+        raise CheckFailed(
+            f"preflight incomplete: could not check {names}" + (f" ({reasons})" if reasons else ""),
+            "; ".join(fixes),
+        )
+
+
+def evaluate(facts: Facts, t: Thresholds | None = None, *, require_gpu: bool = False) -> PreflightReport:
     """Return the preflight report (order: GPU, driver, VRAM, free GPU, disk, Pythons, torch vs driver)."""
     t = t or Thresholds.from_pins()
-    report = Report("ocrstack preflight (guide 2)")
+    report = PreflightReport("ocrstack preflight (guide 2)")
     smi = report.add(check_smi(facts, require_gpu))
     if smi.status is Status.PASS:
         report.add(check_driver(facts.gpus, t))
