@@ -242,3 +242,22 @@ def test_multi_column_corpus_pages_render_without_mid_sentence_breaks(corpus, na
         got = paras(md)
         for entry in ("support 1", "Unicode data 1", "Changes in Graphics 2", "Changes in Tools 2"):
             assert any(p.endswith(entry) and len(p) < 60 for p in got), (entry, got[:12])
+
+
+def test_a_label_of_stacked_single_characters_is_one_word():
+    """Issue 11 item 4: an exam's binding-margin label, upright characters one below the other,
+    each found as a line of its own by the detector."""
+    name = [Line((82, 498 + 42 * k, 122, 530 + 42 * k), ch, 0.99) for k, ch in enumerate("NAME")]
+    assert join_lines(list(reversed(name))) == "NAME"
+    cjk = [Line((60, 300 + 40 * k, 96, 336 + 40 * k), ch, 0.99) for k, ch in enumerate("姓名")]
+    assert join_lines(cjk) == "姓名"
+
+
+def test_single_characters_that_are_not_one_stack_keep_their_lines():
+    row = [Line((100 + 40 * k, 100, 130 + 40 * k, 130), ch, 0.99) for k, ch in enumerate("ABC")]
+    assert join_lines(row) == "A B C"  # side by side: one row of three
+    apart = [Line((100, 100, 130, 130), "1", 0.99), Line((400, 160, 430, 190), "2", 0.99)]
+    assert join_lines(apart).split() == ["1", "2"]  # one below the other, not overlapping: no stack
+    word = [Line((100, 100, 130, 130), "x", 0.99), Line((100, 140, 300, 170), "longer line", 0.99)]
+    assert join_lines(word).split() == ["x", "longer", "line"]
+    assert join_lines([Line((100, 100, 130, 130), "x", 0.99)]) == "x"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ocrstack.parsing.reading_order import order_blocks, order_lines, rows, xy_cut
 from ocrstack.parsing.types import Block, Category
 
@@ -276,3 +278,36 @@ def test_a_narrow_but_full_column_is_not_a_margin():
     main = [_block((560, 200 + 420 * k, 1500, 600 + 420 * k)) for k in range(4)]
     out = order_blocks([*main, *side], provider_order=False)
     assert out == [*side, *main]
+
+
+@pytest.mark.slow
+def test_a_binding_margin_of_stacked_letters_reads_as_words_after_the_page(tmp_path):
+    """Issue 11 item 4 end to end on the embedded OCR path: a page of text with three labels of
+    upright letters stacked down its left margin (the detector finds each letter alone). The
+    labels come after the page text, each as one word."""
+    pytest.importorskip("rapidocr")
+    from PIL import Image, ImageDraw, ImageFont
+
+    from ocrstack.parsing import pipeline
+    from ocrstack.parsing.options import ParseOptions
+
+    font = ImageFont.load_default(size=30)
+    img = Image.new("RGB", (1700, 2200), "white")
+    draw = ImageDraw.Draw(img)
+    words = "the quick brown fox jumps over the lazy dog and reads a page of text".split()
+    for k in range(30):
+        line = " ".join(words[(k + j) % len(words)] for j in range(9))
+        draw.text((300, 200 + 60 * k), line, fill="black", font=font)
+    y = 500
+    for label in ("NAME", "CLASS", "SEAT"):
+        for ch in label:
+            draw.text((90, y), ch, fill="black", font=font)
+            y += 42
+        y += 160
+    img.save(tmp_path / "exam.png", dpi=(200, 200))
+    opts = ParseOptions(inputs=(tmp_path / "exam.png",), output=tmp_path / "out")
+    pipeline.run(opts, progress=False, echo=lambda s: None)
+    md = (tmp_path / "out" / "exam.md").read_text(encoding="utf-8")
+    tail = md.split()[-3:]
+    assert tail == ["NAME", "CLASS", "SEAT"], md[-300:]
+    assert md.index("quick") < md.index("NAME")

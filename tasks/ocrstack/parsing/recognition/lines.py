@@ -182,6 +182,35 @@ def promote_title_lines(blocks: list[Block], owners: dict[int, list[Line]], line
     promote_headers(headers, median(heights), TITLE_HEIGHT_RATIO)
 
 
+#: Fewest single characters that make a stacked label (:func:`stacked_characters`).
+STACK_MIN_CHARS = 2
+
+
+def stacked_characters(lines: list[Line]) -> str | None:
+    """The text of a label written as upright characters stacked top to bottom, or None.
+
+    An exam's binding margin (issue 11 item 4) carries its name and seat-number fields as
+    upright characters one below the other; the detector finds each character as a line of
+    its own, so the block read as "N\nA\nM\nE" (or 姓 / 名 one a line). When a block's lines
+    are at least :data:`STACK_MIN_CHARS` single characters, each below the one before (top at
+    or below the previous middle), overlapping it horizontally by at least half the narrower
+    width, the whole stack taller than wide, the characters are joined top to bottom with no
+    separator: ``NAME``, ``姓名``.
+    """
+    if len(lines) < STACK_MIN_CHARS or any(len(ln.text.strip()) != 1 for ln in lines):
+        return None
+    ordered = sorted(lines, key=lambda ln: ln.bbox[1])
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        (ax0, ay0, ax1, ay1), (bx0, by0, bx1, _) = a.bbox, b.bbox
+        narrow = min(ax1 - ax0, bx1 - bx0)
+        if by0 < (ay0 + ay1) / 2 or min(ax1, bx1) - max(ax0, bx0) < 0.5 * narrow:
+            return None
+    box = union([ln.bbox for ln in ordered])
+    if box[3] - box[1] <= box[2] - box[0]:
+        return None
+    return "".join(ln.text.strip() for ln in ordered)
+
+
 def join_lines(lines: list[Line], columns: bool = True) -> str:
     """Order ``lines`` (see :func:`ocrstack.parsing.reading_order.order_lines`) and join them.
 
@@ -189,12 +218,16 @@ def join_lines(lines: list[Line], columns: bool = True) -> str:
     most half a height before the first ends) are joined with a space, rows with a newline.
     With ``columns`` (text blocks; tables and figures are read row by row and keep one newline
     per row) rows are also split into paragraphs, separated by a blank line (issue 10 item 8),
-    from the geometry of each column of rows (:func:`paragraph_break`), and a table-of-contents
-    page number read as a line of its own stays on its entry's row (:func:`merge_toc_numbers`).
+    from the geometry of each column of rows (:func:`paragraph_break`), a table-of-contents
+    page number read as a line of its own stays on its entry's row (:func:`merge_toc_numbers`),
+    and a label of stacked single characters is one word (:func:`stacked_characters`).
     """
     if not lines:
         return ""
     if columns:
+        stack = stacked_characters(lines)
+        if stack is not None:
+            return stack
         lines = merge_toc_numbers(lines)
     boxes = [ln.bbox for ln in lines]
     rows: list[tuple[BBox, str]] = []
