@@ -115,6 +115,48 @@ def test_a_batch_goes_on_past_bad_documents_and_names_each(tmp_path: Path):
     assert not list(out.glob("ocrstack-report.json.*"))  # atomic write left no temporary file
 
 
+def test_the_report_names_no_markdown_for_a_document_that_failed_as_a_whole(tmp_path: Path):
+    """A document that failed before anything was written (empty, not a PDF, --pages beyond its
+    end, a NAME.md it must not replace) has ``markdown: null``; the one path listed exists."""
+    docs = _bad_batch(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "e.md").write_text("my own notes\n")  # not an ocrstack output: e.tif fails, e.md stays
+    with pytest.raises(PartialSuccess, match="1 ok, 0 partial, 4 failed"):
+        _run(ParseOptions(inputs=(docs,), output=out, pages="2"))
+    report = json.loads((out / outcomes.REPORT_NAME).read_text())
+    markdown = {Path(d["source"]).name: d["markdown"] for d in report["documents"]}
+    failed = dict.fromkeys(("b.pdf", "c.pdf", "d.tif", "e.tif"))
+    assert markdown == {"a.tif": str(out / "a.md"), **failed}
+    assert (out / "a.md").is_file() and not (out / "b.md").exists()
+    assert (out / "e.md").read_text() == "my own notes\n"
+
+
+def test_a_document_whose_every_page_failed_keeps_its_written_markdown(tmp_path: Path):
+    """Every page failed: status failed, but NAME.md was written (pages marked failed), so the
+    report's path is that existing file."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    multipage_tiff(docs / "a.tif", 1)
+    multipage_tiff(docs / "b.tif", 2)
+
+    class FailsB(FakeRecognizer):
+        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+            if Path(page.source).name == "b.tif":
+                raise RuntimeError("cannot read this page")
+            return super().recognize(page, blocks)
+
+    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
+    parser = _parser(options)
+    parser.recognizer = FailsB()
+    with pytest.raises(PartialSuccess, match="1 ok, 0 partial, 1 failed"):
+        pipeline.run(options, progress=False, echo=lambda _s: None, parser=parser)
+    report = json.loads((tmp_path / "out" / outcomes.REPORT_NAME).read_text())
+    b = next(d for d in report["documents"] if Path(d["source"]).name == "b.tif")
+    assert b["status"] == "failed" and b["failed_pages"] == 2
+    assert b["markdown"] == str(tmp_path / "out" / "b.md") and Path(b["markdown"]).is_file()
+
+
 def test_the_bad_batch_exits_7_on_the_command_line(tmp_path: Path, monkeypatch, capsys):
     docs = _bad_batch(tmp_path)
 

@@ -135,8 +135,11 @@ def report(run: RunSummary, stopped: str | None = None) -> dict[str, Any]:
 
     Each entry: ``source``, ``markdown``, ``status`` (ok/partial/failed), ``up_to_date``,
     ``pages``, ``cached``, ``failed_pages``, ``partial_pages``, ``seconds`` and ``error`` (the
-    one-line problem with its fix, or None). ``stopped`` names why the run ended early (then
-    the documents not listed were not started).
+    one-line problem with its fix, or None). ``markdown`` is None for a document that failed as a
+    whole (:attr:`DocumentSummary.error`: this run wrote no Markdown for it, and a NAME.md already
+    there is not its output); a document whose every page failed was written, with each page
+    marked failed, and keeps its path. ``stopped`` names why the run ended early (then the
+    documents not listed were not started).
     """
     return {
         "schema": REPORT_SCHEMA,
@@ -146,7 +149,7 @@ def report(run: RunSummary, stopped: str | None = None) -> dict[str, Any]:
         "documents": [
             {
                 "source": str(d.source),
-                "markdown": str(d.markdown),
+                "markdown": None if d.error is not None else str(d.markdown),
                 "status": d.status,
                 "up_to_date": d.up_to_date,
                 "pages": d.pages,
