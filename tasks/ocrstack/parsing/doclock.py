@@ -8,6 +8,13 @@ holding process dies, so a SIGKILLed run leaves no stale lock) on
 waits up to ``--lock-timeout`` seconds (saying so once, with the holder's pid), then gives up on
 that document with :class:`~ocrstack.core.errors.OutputLocked`; after the wait it finds the
 document up to date and skips it.
+
+The holder record lives only as long as the lock: it is removed when the block ends, however it
+ends (document written, failed, stopped), while the lock is still held, so no finished run's
+record is ever read. Only a killed run leaves one behind; :func:`holder` sees that its pid is
+gone (same host) and treats it as unknown, and the next run on that document replaces it. The
+empty ``NAME.lock`` itself stays: removing a file others may be waiting to ``flock`` would let
+two runs hold "the" lock at once (one on the removed file), and it blocks nobody.
 """
 
 from __future__ import annotations
@@ -31,13 +38,42 @@ def lock_dir(out_dir: Path) -> Path:
     return out_dir / outputs.CACHE_DIR / "locks"
 
 
+def holder_path(paths: outputs.OutputPaths) -> Path:
+    """The holder record file of ``paths``' lock (exists only while a run holds it, or a killed run's)."""
+    return lock_dir(paths.out_dir) / f"{paths.name}.holder.json"
+
+
 def holder(paths: outputs.OutputPaths) -> dict:
-    """The holder record of ``paths``' lock (``{"pid", "host", "since"}``; {} when unknown)."""
+    """The holder record of ``paths``' lock (``{"pid", "host", "since"}``).
+
+    {} when unknown: no record, an unreadable one, or a stale one (:func:`is_stale`: left by a
+    killed run whose pid is gone), so a waiting run never names a dead process as the holder.
+    """
     try:
-        data = json.loads((lock_dir(paths.out_dir) / f"{paths.name}.holder.json").read_text("utf-8"))
-        return data if isinstance(data, dict) else {}
+        data = json.loads(holder_path(paths).read_text("utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) and not is_stale(data) else {}
+
+
+def is_stale(info: dict) -> bool:
+    """True when the record names a process of this host that no longer exists (a killed run).
+
+    A record from another host (a shared filesystem) cannot be checked here and is not stale; a
+    pid that exists but belongs to another user (``EPERM``) is alive.
+    """
+    pid = info.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return True  # not a record this module writes
+    if info.get("host") != socket.gethostname() or pid == os.getpid() or os.name != "posix":
+        return False  # os.kill(pid, 0) is only a liveness probe on POSIX
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # EPERM: alive, another user's
+    return False
 
 
 def _who(info: dict) -> str:
@@ -51,7 +87,9 @@ def _who(info: dict) -> str:
 def hold(paths: outputs.OutputPaths, timeout: float, say: Callable[[str], None]) -> Iterator[None]:
     """Hold the lock of one output document for the block; wait up to ``timeout`` seconds.
 
-    ``say`` gets one line when the document is held by another run (its pid) and we wait.
+    ``say`` gets one line when the document is held by another run (its pid) and we wait. The
+    holder record (:func:`holder_path`) is written once the lock is ours and removed before it
+    is released, on success and on any exception alike.
 
     Raises:
         OutputLocked: still held after ``timeout`` seconds (0: do not wait); names the holder,
@@ -71,13 +109,17 @@ def hold(paths: outputs.OutputPaths, timeout: float, say: Callable[[str], None])
             lock.acquire(timeout=timeout)
         except Timeout:
             raise _locked(paths, _who(holder(paths)), timeout) from None
+    record = holder_path(paths)
     try:
         outputs.atomic_write_json(
-            folder / f"{paths.name}.holder.json",
+            record,
             {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
         )
         yield
     finally:
+        # still held: the next holder writes its own record only after it has the lock
+        with contextlib.suppress(OSError):
+            record.unlink()
         lock.release()
 
 
