@@ -149,6 +149,59 @@ def test_installed_cli_exit_code_for_bad_input(tmp_path, cli_env):
     assert proc.returncode == 3 and "missing.pdf" in proc.stderr
 
 
+def _bad_images(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A good PNG, a truncated one (its header reads, its pixels do not) and a 300x300 one."""
+    good = tmp_path / "good.png"
+    Image.new("RGB", (120, 90), "white").save(good)
+    big = tmp_path / "big.png"
+    Image.new("RGB", (300, 300), "white").save(big)
+    truncated = tmp_path / "truncated.png"
+    truncated.write_bytes(big.read_bytes()[:60])
+    return good, truncated, big
+
+
+def _fake_parser(monkeypatch) -> None:
+    from tests.parsing.test_batch import FakeLayout, FakeRecognizer
+
+    class FakeParser(pipeline.Parser):
+        def __init__(self, options: ParseOptions) -> None:
+            self.options, self.layout, self.recognizer = options, FakeLayout(), FakeRecognizer()
+
+    monkeypatch.setattr(pipeline, "Parser", FakeParser)
+
+
+def test_an_input_that_cannot_be_decoded_is_one_line_with_no_progress_bar(tmp_path, monkeypatch, capsys):
+    """The bar is on (no --no-progress), but the run stops before its first page is under way:
+    stderr is the one error line, not an empty bar above it. A good input does draw the bar."""
+    _fake_parser(monkeypatch)
+    good, truncated, big = _bad_images(tmp_path)
+    out = str(tmp_path / "out")
+    for argv, says in (
+        ([str(truncated)], "truncated.png: cannot be decoded"),
+        ([str(big), "--max-pixels", "1000"], "big.png: image of 300x300 = 90000 pixels exceeds"),
+    ):
+        assert cli.main(["parse", *argv, "-o", out]) == 3, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"ocrstack: error: {tmp_path}/{says}") and err.count("\n") == 1, err
+        assert "page/s" not in err and "\r" not in err and "|" not in err, err
+    assert cli.main(["parse", str(good), "-o", out]) == 0
+    err = capsys.readouterr().err
+    assert "1/1 [" in err and "page/s" in err, err  # the bar, once a page is under way
+
+
+@pytest.mark.proc
+def test_installed_cli_prints_no_bar_before_a_decode_error(tmp_path, cli_env):
+    """The same through the real command and its engines, as a user runs it."""
+    _, truncated, _ = _bad_images(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ocrstack", "parse", str(truncated), "-o", str(tmp_path / "o")],
+        capture_output=True, text=True, env=cli_env, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("ocrstack: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "truncated.png: cannot be decoded" in proc.stderr and "page/s" not in proc.stderr
+
+
 def test_bad_output_path_and_limit_zero_are_one_line_usage_errors(tmp_path, capsys):
     img = tmp_path / "a.png"
     Image.new("RGB", (50, 40), "white").save(img)

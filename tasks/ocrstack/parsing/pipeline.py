@@ -7,7 +7,10 @@ for the embedded CPU recognizer, ``concurrency x servers`` for openai), with at 
 ``pages_in_flight`` (twice that) rendered at once so memory stays bounded. Finished pages go to
 the resume cache before anything else, so an interrupted run loses at most the pages in flight.
 
-A progress bar (tqdm, on stderr) shows pages done, pages/s and failures.
+A progress bar (tqdm, on stderr) shows pages done, pages/s and failures. It is drawn only once a
+page is under way (rendered, or taken from the cache): an error found before that -- a bad option,
+an input that cannot be read or decoded, an output held by another run -- is the only thing the
+user sees, not an empty bar above it (:class:`Progress`).
 
 Options are validated once, at the start of :func:`run` (every caller: CLI, bench, tests, the HTTP
 API). One page is processed by :class:`ocrstack.parsing.stages.Parser` as a list of stages; every
@@ -64,6 +67,46 @@ FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
 #: Problems of one document (unreadable, --pages beyond its end, output held or made from
 #: another input): with several inputs they fail that document only (issue 10).
 DOCUMENT_ERRORS = (InputError, UsageError)
+
+
+class Progress:
+    """The run's tqdm bar (pages done, pages/s, ``failed=N``), created on first use.
+
+    :meth:`start` draws it; :meth:`update` and :meth:`fail` start it when needed. Nothing is drawn
+    for a run that ends before its first page is under way, so an up-front error is printed alone.
+    """
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled
+        self.failed = 0  # failures over all inputs, shown as a postfix next to pages done and pages/s
+        self._bar = None
+
+    def start(self) -> None:
+        """Create and draw the bar (once; a no-op afterwards)."""
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=self.total, unit="page", disable=not self.enabled, file=sys.stderr, dynamic_ncols=True
+            )
+            self._bar.set_postfix(failed=self.failed)
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` pages done (computed, from the cache, or of an up-to-date document)."""
+        self.start()
+        self._bar.update(n)
+
+    def fail(self) -> None:
+        """Count one failed page in the ``failed=`` postfix."""
+        self.failed += 1
+        self.start()
+        self._bar.set_postfix(failed=self.failed)
+
+    def close(self) -> None:
+        """Close the bar if it was started (its last line stays on stderr)."""
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _timed(it: Iterator[PageImage]) -> Iterator[tuple[PageImage, float]]:
@@ -174,17 +217,14 @@ def _parse_all(
     executor: PageExecutor | None,
 ) -> None:
     """Parse the documents of ``todo``, each under its lock; append their summaries to ``done``."""
-    from tqdm import tqdm
-
     if not todo:
         return
     options = parser.options
     parser.layout.probe()
     parser.recognizer.probe()
-    total = sum(len(sel) for _, _, sel in todo)
-    bar = tqdm(total=total, unit="page", disable=not progress, file=sys.stderr, dynamic_ncols=True)
-    bar.failed = 0  # failures over all inputs, shown as a postfix next to pages done and pages/s
-    bar.set_postfix(failed=0)
+    # drawn at the first page under way, not here: a lock refusal or an input that cannot be
+    # decoded (found when its first page is rendered) must not follow an empty bar
+    bar = Progress(sum(len(sel) for _, _, sel in todo), enabled=progress)
 
     def failed(f: Path, paths: outputs.OutputPaths, exc: OcrstackError) -> None:
         if single:
@@ -223,8 +263,8 @@ def _parse_all(
 
 
 def _open_document(
-    parser: Parser, source: Path, paths: outputs.OutputPaths, selected: list[int], key: str, bar
-) -> DocumentWork:  # noqa: ANN001
+    parser: Parser, source: Path, paths: outputs.OutputPaths, selected: list[int], key: str, bar: Progress
+) -> DocumentWork:
     """Hash the input and take its finished pages from the page cache."""
     sha = documents.file_sha256(source)
     cache = outputs.PageCache(paths.out_dir, sha, key, root=parser.options.cache_dir)
@@ -241,7 +281,7 @@ def _open_document(
     return work
 
 
-def _page_done(work: DocumentWork, index: int, outcome: PageResult | BaseException, bar) -> None:  # noqa: ANN001
+def _page_done(work: DocumentWork, index: int, outcome: PageResult | BaseException, bar: Progress) -> None:
     """Record one page: a result goes to the cache; an exception is re-raised when fatal, else
     becomes a failed page (one bad page must not lose the others)."""
     if isinstance(outcome, BaseException):
@@ -252,8 +292,7 @@ def _page_done(work: DocumentWork, index: int, outcome: PageResult | BaseExcepti
         )
         outcome = PageResult(index=index, size=(0, 0), error=msg)
         work.failures += 1
-        bar.failed = getattr(bar, "failed", 0) + 1
-        bar.set_postfix(failed=bar.failed)
+        bar.fail()
     work.results[index] = outcome
     work.cache.store(outcome)
     bar.update(1)
@@ -266,7 +305,7 @@ def _run_document(
     selected: list[int],
     settings_values: dict,
     key: str,
-    bar,  # noqa: ANN001 - tqdm
+    bar: Progress,
 ) -> DocumentSummary:
     work = _open_document(parser, source, paths, selected, key, bar)
     missing = work.missing
@@ -291,6 +330,7 @@ def _run_document(
         render_time: dict[int, float] = {}
         try:
             for page, dt in _timed(pages):
+                bar.start()  # a page is under way: from here on errors are the run's, not up front
                 render_time[page.index] = dt
                 inflight[pool.submit(_parse_page, parser, page, paths)] = page.index
                 while len(inflight) >= parser.pages_in_flight:
@@ -326,7 +366,7 @@ def _run_with(
     plans: list,
     settings_values: dict,
     key: str,
-    bar,  # noqa: ANN001
+    bar: Progress,
 ) -> list[DocumentSummary]:
     """Every input through ``executor``; each input is written as soon as its last page is in."""
     works = [_open_document(parser, f, paths, sel, key, bar) for f, paths, sel in plans]
