@@ -7,10 +7,9 @@ for the embedded CPU recognizer, ``concurrency x servers`` for openai), with at 
 ``pages_in_flight`` (twice that) rendered at once so memory stays bounded. Finished pages go to
 the resume cache before anything else, so an interrupted run loses at most the pages in flight.
 
-A progress bar (tqdm, on stderr) shows pages done, pages/s and failures. It is drawn only once a
-page is under way (rendered, or taken from the cache): an error found before that -- a bad option,
-an input that cannot be read or decoded, an output held by another run -- is the only thing the
-user sees, not an empty bar above it (:class:`Progress`).
+A progress bar (tqdm, on stderr) shows pages done, pages/s and failures, drawn once a page is
+under way: an up-front error (a bad option or input, an output held by another run) is printed
+alone (:class:`~ocrstack.parsing.progress.Progress`).
 
 Options are validated once, at the start of :func:`run` (every caller: CLI, bench, tests, the HTTP
 API). One page is processed by :class:`ocrstack.parsing.stages.Parser` as a list of stages; every
@@ -42,6 +41,7 @@ from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
 from ocrstack.parsing.outcomes import DocumentSummary, RunSummary, summary_line
 from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.progress import Progress
 from ocrstack.parsing.stages import CROP_PAD, FIGURE_PAD, STAGES, Parser, image_dpi
 from ocrstack.parsing.types import PageImage
 from ocrstack.parsing.validate import validate
@@ -67,46 +67,6 @@ FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
 #: Problems of one document (unreadable, --pages beyond its end, output held or made from
 #: another input): with several inputs they fail that document only (issue 10).
 DOCUMENT_ERRORS = (InputError, UsageError)
-
-
-class Progress:
-    """The run's tqdm bar (pages done, pages/s, ``failed=N``), created on first use.
-
-    :meth:`start` draws it; :meth:`update` and :meth:`fail` start it when needed. Nothing is drawn
-    for a run that ends before its first page is under way, so an up-front error is printed alone.
-    """
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.failed = 0  # failures over all inputs, shown as a postfix next to pages done and pages/s
-        self._bar = None
-
-    def start(self) -> None:
-        """Create and draw the bar (once; a no-op afterwards)."""
-        if self._bar is None:
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                total=self.total, unit="page", disable=not self.enabled, file=sys.stderr, dynamic_ncols=True
-            )
-            self._bar.set_postfix(failed=self.failed)
-
-    def update(self, n: int = 1) -> None:
-        """Count ``n`` pages done (computed, from the cache, or of an up-to-date document)."""
-        self.start()
-        self._bar.update(n)
-
-    def fail(self) -> None:
-        """Count one failed page in the ``failed=`` postfix."""
-        self.failed += 1
-        self.start()
-        self._bar.set_postfix(failed=self.failed)
-
-    def close(self) -> None:
-        """Close the bar if it was started (its last line stays on stderr)."""
-        if self._bar is not None:
-            self._bar.close()
 
 
 def _timed(it: Iterator[PageImage]) -> Iterator[tuple[PageImage, float]]:
