@@ -391,6 +391,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         imgs = [np.ascontiguousarray(np.asarray(c.convert("RGB"))[:, :, ::-1]) for c in crops]  # BGR
         return rapidocr_engine.recognize_each(self.engine()._load_rec_model(), imgs)
 
+
 def create(options: ParseOptions) -> RapidOcrRecognizer:
     """Factory for :mod:`ocrstack.parsing.recognition` (CPU, offline; ``options.ocr_runtime``)."""
     return RapidOcrRecognizer(runtime=options.ocr_runtime)
