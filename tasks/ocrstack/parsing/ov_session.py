@@ -63,8 +63,6 @@ class OvSession:
             "INFERENCE_PRECISION_HINT": precision,
             "ENABLE_CPU_PINNING": "NO",  # a shared machine: other processes need the cores too
         }
-        self.model_path = model_path
-        self.precision = precision
         self._compiled = c.compile_model(c.read_model(model_path), "CPU", cfg)
         self._local = threading.local()
         self(warm)

@@ -334,8 +334,9 @@ def detect_region(engine, bgr: np.ndarray) -> tuple[list[np.ndarray], float, int
     s0 = min(1.0, MAX_SIDE / max(h, w))
     boxes = _detect(det, bgr, s0, native=True)
     heights = [v for v in _heights(boxes, s0) if v > 0]
-    if heights and median(heights) < MIN_TEXT_PX:
-        s1 = min(REGION_MAX_SCALE, MAX_SIDE / max(h, w), s0 * TARGET_TEXT_PX / median(heights))
+    med = median(heights) if heights else MIN_TEXT_PX
+    if med < MIN_TEXT_PX:
+        s1 = min(REGION_MAX_SCALE, MAX_SIDE / max(h, w), s0 * TARGET_TEXT_PX / med)
         if s1 > s0 * 1.05:
             return _detect(det, bgr, s1, native=True), s1, 2
     return boxes, s0, 1
