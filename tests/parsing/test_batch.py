@@ -55,6 +55,26 @@ def _run(options: ParseOptions, lines: list[str] | None = None):
     return pipeline.run(options, progress=False, echo=say, parser=parser), parser
 
 
+def _b_fails_on(tmp_path: Path, pages: tuple[int, ...]) -> tuple[ParseOptions, pipeline.Parser]:
+    """A batch of docs/a.tif (1 page) and docs/b.tif (2 pages) whose recognizer raises on
+    ``pages`` (0-based) of b.tif; output in tmp_path/out."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    multipage_tiff(docs / "a.tif", 1)
+    multipage_tiff(docs / "b.tif", 2)
+
+    class FailsB(FakeRecognizer):
+        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+            if Path(page.source).name == "b.tif" and page.index in pages:
+                raise RuntimeError("cannot read this page")
+            return super().recognize(page, blocks)
+
+    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
+    parser = _parser(options)
+    parser.recognizer = FailsB()
+    return options, parser
+
+
 def _bad_batch(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -135,20 +155,7 @@ def test_the_report_names_no_markdown_for_a_document_that_failed_as_a_whole(tmp_
 def test_a_document_whose_every_page_failed_keeps_its_written_markdown(tmp_path: Path):
     """Every page failed: status failed, but NAME.md was written (pages marked failed), so the
     report's path is that existing file."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    multipage_tiff(docs / "a.tif", 1)
-    multipage_tiff(docs / "b.tif", 2)
-
-    class FailsB(FakeRecognizer):
-        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
-            if Path(page.source).name == "b.tif":
-                raise RuntimeError("cannot read this page")
-            return super().recognize(page, blocks)
-
-    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
-    parser = _parser(options)
-    parser.recognizer = FailsB()
+    options, parser = _b_fails_on(tmp_path, pages=(0, 1))
     with pytest.raises(PartialSuccess, match="1 ok, 0 partial, 1 failed"):
         pipeline.run(options, progress=False, echo=lambda _s: None, parser=parser)
     report = json.loads((tmp_path / "out" / outcomes.REPORT_NAME).read_text())
@@ -176,20 +183,8 @@ def test_the_bad_batch_exits_7_on_the_command_line(tmp_path: Path, monkeypatch, 
 
 
 def test_partial_document_in_a_batch_is_partial(tmp_path: Path):
+    options, parser = _b_fails_on(tmp_path, pages=(1,))
     docs = tmp_path / "docs"
-    docs.mkdir()
-    multipage_tiff(docs / "a.tif", 1)
-    multipage_tiff(docs / "b.tif", 2)
-
-    class FailsB(FakeRecognizer):
-        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
-            if Path(page.source).name == "b.tif" and page.index == 1:
-                raise RuntimeError("cannot read this page")
-            return super().recognize(page, blocks)
-
-    options = ParseOptions(inputs=(docs,), output=tmp_path / "out")
-    parser = _parser(options)
-    parser.recognizer = FailsB()
     lines: list[str] = []
     with pytest.raises(PartialSuccess, match="1 ok, 1 partial, 0 failed"):
         pipeline.run(options, progress=False, echo=lines.append, parser=parser)
