@@ -13,6 +13,7 @@ from statistics import median
 
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.reading_order import order_lines
+from ocrstack.parsing.recognition import rotated
 from ocrstack.parsing.recognition.titles import promote_headers
 from ocrstack.parsing.tables.grid import table_from_lines
 from ocrstack.parsing.types import BBox, Block, Category
@@ -220,7 +221,9 @@ def join_lines(lines: list[Line], columns: bool = True) -> str:
     per row) rows are also split into paragraphs, separated by a blank line (issue 10 item 8),
     from the geometry of each column of rows (:func:`paragraph_break`), a table-of-contents
     page number read as a line of its own stays on its entry's row (:func:`merge_toc_numbers`),
-    and a label of stacked single characters is one word (:func:`stacked_characters`).
+    and a label of stacked single characters is one word (:func:`stacked_characters`). Lines
+    written at 90, 180 or 270 degrees are read box by box in their own frame and are rows of
+    their own (:func:`ocrstack.parsing.recognition.rotated.collapse`).
     """
     if not lines:
         return ""
@@ -229,12 +232,15 @@ def join_lines(lines: list[Line], columns: bool = True) -> str:
         if stack is not None:
             return stack
         lines = merge_toc_numbers(lines)
+    lines = rotated.collapse(lines)
     boxes = [ln.bbox for ln in lines]
     rows: list[tuple[BBox, str]] = []
     toc: set[int] = set()  # rows ending with a table-of-contents page number: each its own paragraph
+    alone = False  # the last row is a rotated line: nothing joins it
     for i in order_lines(boxes, columns=columns):
         b = boxes[i]
-        if rows:
+        turned = rotated.turned(lines[i])
+        if rows and not (turned or alone):
             prev = rows[-1][0]
             ov = min(prev[3], b[3]) - max(prev[1], b[1])
             h = min(prev[3] - prev[1], b[3] - b[1])
@@ -246,6 +252,7 @@ def join_lines(lines: list[Line], columns: bool = True) -> str:
                     toc.add(len(rows) - 1)
                 continue
         rows.append((b, lines[i].text))
+        alone = turned
         if lines[i].toc:
             toc.add(len(rows) - 1)
     if not columns:

@@ -28,6 +28,7 @@ PDFium is not thread-safe: every call here holds :data:`ocrstack.parsing.documen
 from __future__ import annotations
 
 import ctypes
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -52,6 +53,8 @@ class Char:
         z: index of its text object in the page's painting order (-1 unknown, e.g. in a form).
         font: base font name of its text object (``FPDFFont_GetBaseFontName``, e.g.
             ``ABCDEF+CMR10``; '' unknown): what the OCR sample checks (its ToUnicode map).
+        direction: degrees clockwise its text is turned on the rendered page (0, 90, 180,
+            270; :func:`direction`).
     """
 
     text: str
@@ -62,6 +65,26 @@ class Char:
     render_mode: int = 0
     z: int = -1
     font: str = ""
+    direction: int = 0
+
+
+#: A character turned within this many degrees of a multiple of 90 is written in that direction;
+#: text at other angles (a diagonal stamp) keeps direction 0, as before.
+DIRECTION_TOLERANCE = 10.0
+
+
+def direction(angle: float, rotation: int) -> int:
+    """Degrees clockwise a character is turned on the rendered page: PDFium's character angle
+    ``angle`` (``FPDFText_GetCharAngle``, radians, clockwise in device space: on
+    odd_rotated_text_boxes the box read bottom to top is 270, the one read top to bottom 90;
+    it ignores /Rotate) plus the page's /Rotate ``rotation`` (clockwise, ISO 32000-1 table 30),
+    to the nearest multiple of 90 within :data:`DIRECTION_TOLERANCE`, else 0. A negative
+    ``angle`` (PDFium's error value) is 0."""
+    if angle < 0:
+        return 0
+    deg = (math.degrees(angle) + rotation) % 360
+    near = round(deg / 90) * 90
+    return int(near % 360) if abs(deg - near) <= DIRECTION_TOLERANCE else 0
 
 
 @dataclass
@@ -138,6 +161,7 @@ def _font_name(raw, obj) -> str:  # noqa: ANN001 - pdfium handles
 def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - pypdfium2 objects
     box = page_to_pixels(raw, page.raw, size).box
     out = PageText(size=size, rotation=page.get_rotation())
+    rotation = out.rotation
     z_of: dict[int, int] = {}
     for k in range(raw.FPDFPage_CountObjects(page.raw)):
         obj = raw.FPDFPage_GetObject(page.raw, k)
@@ -185,6 +209,7 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - 
                     render_mode=int(modes[addr]),
                     z=z_of.get(addr, -1),
                     font=fonts[addr],
+                    direction=direction(raw.FPDFText_GetCharAngle(tp, i), rotation) if not generated else 0,
                 )
             )
     finally:

@@ -58,7 +58,10 @@ def build_lines(
     """Group ``chars`` (content-stream order) into lines; see the module docstring.
 
     Returns lines in stream order, each with ``bbox`` the union of its characters' boxes in
-    page pixels, ``text`` stripped, ``score`` 1.0. Lines with no text are dropped.
+    page pixels, ``text`` stripped, ``score`` 1.0, and ``vertical`` / ``flipped`` giving the
+    :attr:`Char.direction` of most of its characters (0 on a tie): the mirrored E of the XeTeX
+    logo is a glyph turned 180 degrees inside an upright line (en_twocol_ltnews24). Lines
+    with no text are dropped.
     ``max_chars``: also end a line at the first space (or CJK character) after this many
     characters (short runs for the OCR sample: the recognizer's cost grows with the crop's width).
     ``fonts_out``: gets, per returned line, the fonts (:attr:`Char.font`) of its characters.
@@ -68,15 +71,19 @@ def build_lines(
     boxes: list[BBox] = []
     fonts: set[str] = set()
     space = False
+    turns: dict[int, int] = {}  # Char.direction -> characters of the line
 
     def flush() -> None:
-        nonlocal text, boxes, space, fonts
+        nonlocal text, boxes, space, fonts, turns
         t = "".join(text).strip()
+        turn = max(turns, key=lambda d: (turns[d], d == 0)) if turns else 0
         if t and boxes:
-            lines.append(Line(bbox=union(boxes), text=t, score=1.0))
+            # the direction as the OCR path records it (recognition.rotated.direction)
+            vertical, flipped = turn in (90, 270), turn in (180, 270)
+            lines.append(Line(bbox=union(boxes), text=t, score=1.0, vertical=vertical, flipped=flipped))
             if fonts_out is not None:
                 fonts_out.append(frozenset(fonts))
-        text, boxes, space, fonts = [], [], False, set()
+        text, boxes, space, fonts, turns = [], [], False, set(), {}
 
     for c in chars:
         if max_chars is not None and len(text) >= max_chars and (c.text.isspace() or _cjk(c.text)):
@@ -103,6 +110,7 @@ def build_lines(
         if space and text:
             text.append(" ")
         space = False
+        turns[c.direction] = turns.get(c.direction, 0) + 1
         text.append("-" if c.hyphen or c.text == "\ufffe" else c.text)
         boxes.append(c.bbox)
         fonts.add(c.font)
