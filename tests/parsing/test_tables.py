@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack.parsing import documents
-from ocrstack.parsing.tables.born_digital import html_cells, table_html
+from ocrstack.parsing.tables.born_digital import cells_from_boxes, html_cells, table_html
 from ocrstack.parsing.tables.grid import Word, build_grid, join_wrapped, table_from_lines, to_html
 from ocrstack.parsing.textlayer.extract import page_text
 from ocrstack.parsing.textlayer.stage import printable
@@ -76,6 +76,17 @@ def test_ruled_rows_join_wrapped_lines_and_booktabs_rows_do_not():
     assert n_rows == 2 and [c.text for c in cells if c.row == 0] == ["a", "first second"]
     cells, n_rows, _ = build_grid(words, (0, -2, 300, 90), rules_h=[(-2, 0, 300), (90, 0, 300)])
     assert n_rows == 3
+
+
+def test_a_ruled_cells_lines_whose_loose_boxes_touch_stay_lines():
+    # odd_encrypted_owner_only_dd0293: a form's notice cell of 4 lines 19 px apart whose loose
+    # (ascent to descent) boxes are 23 px high; words that merely touched were one row, read
+    # word by word across the lines ("comply The the Services, ...")
+    text = [["The", "public", "reporting"], ["the", "data", "needed,"], ["Services,", "at", "whs"]]
+    words = [_w(10 + 80 * k, 19 * n, 80 + 80 * k, t, 23) for n, r in enumerate(text) for k, t in enumerate(r)]
+    cells, rows, cols, placed = cells_from_boxes([(0, 0, 300, 70), (0, 70, 300, 100)], words)
+    assert (rows, cols, placed) == (2, 1, 9)
+    assert cells[0].text == "The public reporting the data needed, Services, at whs"
 
 
 def test_html_escapes_and_writes_spans():
