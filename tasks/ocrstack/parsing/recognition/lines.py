@@ -119,6 +119,11 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
         else:
             owners[best].append(ln)
     promote_title_lines(blocks, owners, lines)
+    for i, b in enumerate(blocks):
+        if b.category is Category.TITLE and owners[i] and all(ln.toc for ln in owners[i]):
+            # en_twocol_ltnews24: the last contents entry, "Improving support for Unicode engines 2"
+            b.category = Category.TEXT
+            b.warnings.append("title read as text: it is a contents entry ending with its page number")
     content = area(union(ln.bbox for ln in lines)) if lines else 0.0
     for i, b in enumerate(blocks):
         own = owners[i]

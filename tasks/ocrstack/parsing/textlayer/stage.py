@@ -32,6 +32,7 @@ from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection
 from ocrstack.parsing.recognition.lines import assign_lines
 from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
+from ocrstack.parsing.textlayer import headings
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
 from ocrstack.parsing.textlayer.sample import CheckedFonts, check_sample
@@ -180,12 +181,17 @@ def fill_blocks(
         else:
             b.warnings.append(f"read by the recognizer: {why}")
             rest.append(b)
-    lines = [
-        ln
-        for ln in build_lines(pt.chars, lambda c: ok(c) and printable(c))
-        if not any(covered(ln.bbox, r.bbox) >= 0.5 for r in rest)
+    fonts: list[frozenset[str]] = []
+    every = build_lines(pt.chars, lambda c: ok(c) and printable(c), fonts_out=fonts)
+    routed = [r.bbox for r in rest]
+    kept = [
+        (ln, f)
+        for ln, f in zip(every, fonts, strict=True)
+        if not any(covered(ln.bbox, r) >= 0.5 for r in routed)
     ]
+    lines = [ln for ln, _ in kept]
     filled = assign_lines(layer_blocks, lines, structured=True)
+    headings.promote(filled, lines, [f for _, f in kept])
     for b in filled:
         b.source = SOURCE_LAYER
         if b.category is Category.TABLE:
