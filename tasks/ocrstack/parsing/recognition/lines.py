@@ -53,8 +53,9 @@ FALLBACK_WARNING = {
 class Line:
     """One recognised text line: axis-aligned ``bbox`` in page pixels, ``text``, ``score`` 0..1.
 
-    ``vertical``: the detected box was taller than wide (text runs top-bottom);
-    ``flipped``: the 180-degree reading scored higher than the upright one.
+    ``vertical`` / ``flipped``: the line's direction (:func:`ocrstack.parsing.recognition.rotated.direction`).
+    OCR: the detected box was taller than wide (text runs top-bottom) / the 180-degree reading
+    scored higher than the upright one; text layer: its characters' direction.
     """
 
     bbox: BBox

@@ -30,8 +30,8 @@ from ocrstack.parsing.geometry import union
 from ocrstack.parsing.reading_order import rows
 from ocrstack.parsing.types import BBox
 
-#: Lines of one direction belong to one run when their boxes, each grown by this many times its
-#: thickness (the box's extent across the writing direction), touch: the lines of the
+#: Lines of one direction belong to one run when their boxes, both grown by this many times the
+#: larger of their thicknesses (a box's extent across the writing direction), touch: the lines of the
 #: odd_rotated_text_boxes boxes are 2-26 px apart at 37 px thick; the boxes themselves 200+ px.
 GROUP_GAP = 1.0
 #: Most characters of a line that is a glyph or two rather than turned text (:func:`turned`).

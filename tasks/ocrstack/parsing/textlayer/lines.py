@@ -59,7 +59,8 @@ def build_lines(
 
     Returns lines in stream order, each with ``bbox`` the union of its characters' boxes in
     page pixels, ``text`` stripped, ``score`` 1.0, and ``vertical`` / ``flipped`` giving the
-    :attr:`Char.direction` of most of its characters (0 on a tie): the mirrored E of the XeTeX
+    :attr:`Char.direction` of most of its characters (a tie: 0 if 0 is among the tied, else the
+    first of them in stream order): the mirrored E of the XeTeX
     logo is a glyph turned 180 degrees inside an upright line (en_twocol_ltnews24). Lines
     with no text are dropped.
     ``max_chars``: also end a line at the first space (or CJK character) after this many
