@@ -76,8 +76,7 @@ def _thickness(b: BBox, deg: int) -> float:
     return (b[2] - b[0]) if deg in (90, 270) else (b[3] - b[1])
 
 
-def _touch(a: BBox, b: BBox, pad_a: float, pad_b: float) -> bool:
-    pad = max(pad_a, pad_b)
+def _touch(a: BBox, b: BBox, pad: float) -> bool:
     return a[0] - pad <= b[2] and b[0] - pad <= a[2] and a[1] - pad <= b[3] and b[1] - pad <= a[3]
 
 
@@ -97,7 +96,7 @@ def runs(lines: Sequence[Any], deg: int) -> list[list[int]]:
     for n, i in enumerate(idx):
         for j in idx[n + 1 :]:
             a, b = lines[i].bbox, lines[j].bbox
-            if _touch(a, b, GROUP_GAP * _thickness(a, deg), GROUP_GAP * _thickness(b, deg)):
+            if _touch(a, b, GROUP_GAP * max(_thickness(a, deg), _thickness(b, deg))):
                 parent[find(j)] = find(i)
     groups: dict[int, list[int]] = {}
     for i in idx:
