@@ -36,9 +36,13 @@ _CJK = "\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-
 CJK_END = re.compile(f"[{_CJK}]$")
 CJK_START = re.compile(f"^[{_CJK}]")
 #: A row ending in a hyphenated word fragment (letters, then a hyphen or soft hyphen).
-_HYPHEN_END = re.compile(r"([^\W\d_]+)[-\u2010\u00ad]$")
+#: Every word pattern that can fail after a run of letters
+#: starts only where a run of letters starts (the look-behind): without it ``search``/``findall``
+#: retried the match at every letter of a long run, O(n^2) (40,000 letters took 29 s and held the
+#: GIL of the whole service; the hardening issue's item 1). Same matches as before.
+_HYPHEN_END = re.compile(r"(?<![^\W\d_])([^\W\d_]+)[-\u2010\u00ad]$")
 _WORD_START = re.compile(r"^([^\W\d_]+)")
-_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+_COMPOUND = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?:-[^\W\d_]+)+")
 _WORD = re.compile(r"[^\W\d_]+")
 _BULLET = re.compile(r"^\s*[\u2022\u00b7\u25aa\u25cf\u2013\u2014*+-]\s+")
 _FIRST_ALNUM = re.compile(r"[^\W_]")
