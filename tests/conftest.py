@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,23 @@ def cli_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+@pytest.fixture
+def fake_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Path]:
+    """Install a recorded machine's ``nvidia-smi`` first on PATH: call it with the machine name.
+
+    The names are those of tests/data/nvidia_smi/README.md (``busy_4090``, ``no_driver``, ...);
+    see ``support/nvidia_smi.py``. Code under test then runs it, so mark the test ``proc``.
+    """
+    from support.nvidia_smi import write_fake
+
+    def install(name: str) -> Path:
+        script = write_fake(tmp_path / "fake-nvidia-smi", name)
+        monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        return script
+
+    return install
 
 
 @pytest.fixture(autouse=True)

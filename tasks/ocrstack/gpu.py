@@ -1,4 +1,7 @@
-"""Parse ``nvidia-smi --query-* --format=csv`` output.
+"""GPU facts from ``nvidia-smi``: the query, its parsing, and the freest-GPU pick.
+
+Shared below the verbs: ``ocrstack preflight`` judges the GPUs (:func:`scan`, :func:`parse_apps`)
+and ``ocrstack serve`` starts a server on the freest one (:func:`scan`, :func:`freest`).
 
 ``nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used,driver_version --format=csv``
 prints a header with units and one row per GPU::
@@ -16,13 +19,23 @@ from __future__ import annotations
 import csv
 import io
 import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from ocrstack.core import proc
 
 GPU_FIELDS = ("index", "uuid", "name", "memory.total", "memory.used", "driver_version")
 APP_FIELDS = ("gpu_uuid", "pid", "process_name", "used_memory")
 GPU_QUERY = ["nvidia-smi", f"--query-gpu={','.join(GPU_FIELDS)}", "--format=csv"]
 APPS_QUERY = ["nvidia-smi", f"--query-compute-apps={','.join(APP_FIELDS)}", "--format=csv"]
 MIB = 1024 * 1024
+#: Seconds nvidia-smi gets to answer :data:`GPU_QUERY` (it hangs when the driver is wedged).
+QUERY_TIMEOUT = 30.0
+
+#: ``(argv) -> (exit status, output)``: how :func:`scan` runs nvidia-smi.
+Runner = Callable[[Sequence[str]], tuple[int, str]]
 
 
 @dataclass(frozen=True)
@@ -117,3 +130,72 @@ def driver_major(version: str) -> int | None:
     """``"590.48.01" -> 590``; None when unparsable."""
     m = re.match(r"(\d+)", version.strip())
     return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class GpuScan:
+    """What ``nvidia-smi`` (:data:`GPU_QUERY`) said on this host.
+
+    Attributes:
+        smi: the nvidia-smi path; None when it is not on PATH (no NVIDIA driver installed).
+        output: what it printed (with stderr when it failed); '' when it did not run.
+        gpus: the GPUs it listed; empty when it failed or listed none.
+        error: why no GPU list was read: nvidia-smi's message (or its exit status) when it
+            exited non-zero, or :func:`parse_gpus`' header error; None when the list was read.
+    """
+
+    smi: str | None
+    output: str = ""
+    gpus: tuple[Gpu, ...] = ()
+    error: str | None = None
+
+
+def run_query(argv: Sequence[str]) -> tuple[int, str]:
+    """Run ``argv`` (an nvidia-smi query) for :func:`scan`: ``(exit status, output)``.
+
+    The output is stdout, plus stderr when the exit status is not 0; a query that does not
+    answer within :data:`QUERY_TIMEOUT` seconds is exit status 124 with a message saying so.
+    """
+    try:
+        done = proc.run(list(argv), capture=True, check=False, echo=False, timeout=QUERY_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return 124, f"{argv[0]} did not answer within {QUERY_TIMEOUT:.0f} s"
+    return done.returncode, done.stdout if done.returncode == 0 else done.stdout + done.stderr
+
+
+def scan(runner: Runner = run_query, which: Callable[[str], str | None] = shutil.which) -> GpuScan:
+    """Ask nvidia-smi for the GPUs; never raises for a missing or failing nvidia-smi (see :class:`GpuScan`).
+
+    Args:
+        runner: runs :data:`GPU_QUERY` (default :func:`run_query`; preflight passes its own).
+        which: finds ``nvidia-smi`` (default: on this process's PATH).
+    """
+    smi = which("nvidia-smi")
+    if smi is None:
+        return GpuScan(None)
+    rc, out = runner(GPU_QUERY)
+    if rc != 0:
+        return GpuScan(smi, out, error=out.strip() or f"nvidia-smi exited with status {rc}")
+    try:
+        gpus = parse_gpus(out)
+    except ValueError as exc:
+        return GpuScan(smi, out, error=str(exc))
+    return GpuScan(smi, out, tuple(gpus))
+
+
+def freest(found: GpuScan) -> tuple[str | None, str]:
+    """``(index, reason)`` of the GPU with the least memory in use (guide 2 "找一张空闲卡").
+
+    What ``ocrstack serve`` sets ``CUDA_VISIBLE_DEVICES`` to when no ``--gpu`` is given. Ties
+    (and unknown usage, ranked last) go to the lowest index. Index None means no usable GPU;
+    ``reason`` says why (nvidia-smi absent, failing -- its first output line -- or listing none).
+    """
+    if found.smi is None:
+        return None, "no NVIDIA GPU found (nvidia-smi not on PATH)"
+    if not found.gpus:
+        first = next((ln.strip() for ln in found.output.splitlines() if ln.strip()), "no output")
+        if first.startswith("index"):
+            return None, "nvidia-smi listed no GPUs"
+        return None, f"nvidia-smi failed: {first[:160]}"
+    g = min(found.gpus, key=lambda g: (g.used_mib if g.used_mib is not None else float("inf"), g.index))
+    return str(g.index), f"GPU {g.index} ({g.name}) is the freest ({g.used_mib}/{g.total_mib} MiB used)"

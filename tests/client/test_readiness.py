@@ -1,5 +1,5 @@
-"""wait-ready logic (ocrstack.client.readiness): tiny-request readiness, fatal log lines (the doctor,
-injected as serve does), silent phases, timeouts, Retry-After."""
+"""wait-ready logic (ocrstack.client.readiness): tiny-request readiness, fatal log lines (the doctor's
+serve rules), silent phases, timeouts, Retry-After."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import pytest
 
 from ocrstack.client.readiness import LogWatcher, wait_ready
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
-from ocrstack.doctor import LogDoctor
+from ocrstack.doctor import diagnose
 from ocrstack.serving import profiles
 
 PSET = profiles.load()
-DOCTOR = LogDoctor(("serve",))  # what commands/serve.py and commands/wait_ready.py pass
 
 
 def never_ready(url: str, model: str, timeout: float):
@@ -29,9 +28,7 @@ def test_ready_when_probe_succeeds_after_warmup(tmp_path: Path) -> None:
             raise ServerUnreachable("503 warming up")
         return "ok"
 
-    out = wait_ready(
-        "http://127.0.0.1:1", "minicpm-ocr", timeout=10, probe=probe, interval=0.01, pset=PSET, doctor=DOCTOR
-    )
+    out = wait_ready("http://127.0.0.1:1", "minicpm-ocr", timeout=10, probe=probe, interval=0.01, pset=PSET)
     assert out.ready and out.reason == "ready" and out.probe == "ok"
     assert calls == ["minicpm-ocr"] * 3
 
@@ -42,9 +39,7 @@ def test_rejection_ends_the_wait_at_once() -> None:
             "HTTP 400: Server is pinned to '/m'; requested 'minicpm-ocr'.", "pass --model /m", 400
         )
 
-    out = wait_ready(
-        "http://x", "minicpm-ocr", timeout=60, probe=probe, interval=0.01, pset=PSET, doctor=DOCTOR
-    )
+    out = wait_ready("http://x", "minicpm-ocr", timeout=60, probe=probe, interval=0.01, pset=PSET)
     assert not out.ready and out.reason == "rejected" and out.seconds < 5
     with pytest.raises(ServerRejected, match="pinned") as err:
         out.raise_for_failure()
@@ -57,9 +52,7 @@ def test_known_fatal_log_line_ends_the_wait_with_diagnosis(tmp_path: Path) -> No
         "INFO starting\nRuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' "
         "doesn't exist\n"
     )
-    out = wait_ready(
-        "http://x", "m", timeout=60, log=log, probe=never_ready, interval=0.01, pset=PSET, doctor=DOCTOR
-    )
+    out = wait_ready("http://x", "m", timeout=60, log=log, probe=never_ready, interval=0.01, pset=PSET)
     assert out.reason == "fatal-log" and out.seconds < 5
     assert out.findings[0].rule_id == "could-not-find-nvcc" and out.findings[0].line_no == 2
     with pytest.raises(ServerUnreachable, match="could-not-find-nvcc") as err:
@@ -80,7 +73,6 @@ def test_log_offset_skips_earlier_attempts(tmp_path: Path) -> None:
         probe=never_ready,
         interval=0.05,
         pset=PSET,
-        doctor=DOCTOR,
     )
     assert out.reason == "timeout" and not out.findings
 
@@ -101,7 +93,6 @@ def test_cuda_graph_capture_is_a_phase_not_a_fatal_error(tmp_path: Path) -> None
         silence_report=0.1,
         say=said.append,
         pset=PSET,
-        doctor=DOCTOR,
     )
     assert out.reason == "timeout" and out.phase == "CUDA graph capture"
     assert "still in phase: CUDA graph capture" in out.detail
@@ -135,7 +126,6 @@ def test_dead_pid_ends_the_wait(tmp_path: Path) -> None:
         probe=never_ready,
         interval=0.01,
         pset=PSET,
-        doctor=DOCTOR,
     )
     assert out.reason == "died" and out.seconds < 5
 
@@ -174,14 +164,21 @@ def test_phases_from_real_log_lines(tmp_path: Path, lines: list[str], phase: str
     assert w.phase == phase
 
 
-def test_without_a_doctor_a_fatal_line_is_not_diagnosed(tmp_path: Path) -> None:
-    """The doctor is injected: client/ imports no stage, so with none the wait just runs out."""
-    log = tmp_path / "serve.log"
-    log.write_text(
+def test_only_the_serve_rules_judge_a_server_log(tmp_path: Path) -> None:
+    """A build failure quoted in a server log is not a fatal server line; a serve one is."""
+    text = (
+        "CMake Error at cutlass-subbuild/cutlass-populate-prefix/tmp/"
+        "cutlass-populate-gitclone.cmake:31 (message):\n"
+        "  Failed to clone repository: 'https://github.com/nvidia/cutlass.git'\n"
         "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist\n"
     )
-    out = wait_ready("http://x", "m", timeout=0.2, log=log, probe=never_ready, interval=0.05, pset=PSET)
-    assert out.reason == "timeout" and out.findings == [] and out.diagnosis() == ""
+    log = tmp_path / "serve.log"
+    log.write_text(text)
+    w = LogWatcher(log, PSET.phases)
+    assert w.findings() == []  # nothing read yet
+    w.poll()
+    assert {f.rule_id for f in diagnose(text)} == {"cutlass-clone-failed", "could-not-find-nvcc"}
+    assert [f.rule_id for f in w.findings()] == ["could-not-find-nvcc"]
 
 
 def test_a_429_probe_waits_for_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,10 +16,11 @@ from ocrstack import versions
 from ocrstack.cli import main
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Status
+from ocrstack.gpu import APPS_QUERY, GPU_QUERY
 from ocrstack.preflight import checks, evaluate, gather
 from ocrstack.preflight.facts import PROBE, Facts, PythonEnv
-from ocrstack.preflight.nvidia import APPS_QUERY, GPU_QUERY, driver_major, parse_apps, parse_gpus
 from ocrstack.preflight.toolchain import toolchain_checks
+from support.nvidia_smi import write_fake
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia_smi"
 GB = 10**9
@@ -66,30 +67,6 @@ def facts_for(machine: FakeMachine, tmp_path: Path, free_gb: float = 70.0, pytho
 
 def by_name(report) -> dict:
     return {c.name: c for c in report.checks}
-
-
-# ---------------------------------------------------------------- parsing
-
-
-def test_parse_three_gpus_and_apps() -> None:
-    gpus = parse_gpus(recorded("three_5090")[0])
-    assert [g.index for g in gpus] == [0, 1, 2]
-    assert gpus[0].name == "NVIDIA GeForce RTX 5090" and gpus[0].total_mib == 32607 and gpus[0].used_mib == 27845
-    assert gpus[2].driver == "590.48.01" and driver_major(gpus[2].driver) == 590
-    assert 34.1 < gpus[0].total_gb < 34.2  # 32607 MiB in 10^9-byte GB
-    apps = parse_apps(recorded("three_5090")[1])
-    assert [(a.pid, a.used_mib) for a in apps] == [(281734, 27830), (291002, 398)]
-    assert apps[0].gpu_uuid == gpus[0].uuid
-
-
-def test_header_only_and_na_values() -> None:
-    assert parse_apps(recorded("a100_driver535")[1]) == []
-    assert parse_apps("No running processes found\n") == []
-    na = "index, uuid, name, memory.total [MiB], memory.used [MiB], driver_version\n0, GPU-x, NVIDIA GB10, [N/A], [N/A], 580.95.05\n"
-    g = parse_gpus(na)[0]
-    assert g.total_mib is None and g.free_fraction is None
-    with pytest.raises(ValueError):
-        parse_gpus("name, pci.bus_id\nfoo, 0000:01:00.0\n")
 
 
 # ---------------------------------------------------------------- judging recorded machines
@@ -312,23 +289,12 @@ def test_cli_without_gpu_exits_1_after_the_report(
     assert "fix: run `ocrstack preflight` on the GPU host" in err[0]
 
 
-def _fake_smi(bin_dir: Path, name: str) -> None:
-    """An executable `nvidia-smi` that prints the recorded output for the two queries preflight runs."""
-    script = bin_dir / "nvidia-smi"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'case "$1" in\n  --query-gpu=*) cat "{DATA / (name + ".gpus.csv")}";;\n'
-        f'  --query-compute-apps=*) cat "{DATA / (name + ".apps.csv")}";;\n  *) exit 2;;\nesac\n'
-    )
-    script.chmod(0o755)
-
-
 @pytest.mark.proc
 def test_cli_runs_real_nvidia_smi_binary_on_path(tmp_path: Path, cli_env: dict[str, str]) -> None:
     """End to end through the real subprocess path, with a stand-in nvidia-smi that prints recorded output."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    _fake_smi(bin_dir, "three_5090")
+    write_fake(bin_dir, "three_5090")
     env = {**cli_env, "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}"}
     env.pop("CUDA_HOME", None)
     proc = subprocess.run(

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ocrstack import cli, versions
-from ocrstack.commands import serve as serve_cmd
 from ocrstack.core.errors import ConfigError
 from ocrstack.serving import environment, process
 from ocrstack.serving import plan as plan_mod
+from support.nvidia_smi import recorded_scan
 
 FORK = str(versions.pin("vllm.fork-commit"))  # setuptools-scm puts the commit in the local version
 TF_OK = str(versions.pin("cpu-test.transformers"))  # a release with minicpm_ocr
@@ -33,36 +33,14 @@ def fake_venv(root: Path, dist: str | None = None, version: str | None = None, p
     return root
 
 
-def plan(profile: str, **kw):
-    """The plan; the GPU picked by ``serve``'s picker from a recorded nvidia-smi output (default none)."""
-    query = kw.pop("gpu_query", lambda: None)
-    return plan_mod.plan(plan_mod.ServeOptions(profile, **kw), gpu_query=lambda: serve_cmd.freest_gpu(query))
-
-
-NVSMI = Path(__file__).resolve().parents[1] / "data" / "nvidia_smi"  # recorded outputs (preflight)
-
-
-def smi(name: str):
-    return lambda: (NVSMI / name).read_text()
-
-
-def test_freest_gpu_from_recorded_nvidia_smi() -> None:
-    idx, why = serve_cmd.freest_gpu(smi("busy_4090.gpus.csv"))  # 23110 vs 18342 MiB used
-    assert idx == "1" and "18342" in why
-    idx, _ = serve_cmd.freest_gpu(smi("three_5090.gpus.csv"))
-    used = {}
-    for line in (NVSMI / "three_5090.gpus.csv").read_text().splitlines()[1:]:
-        cols = [c.strip() for c in line.split(",")]
-        used[cols[0]] = int(cols[4].split()[0])
-    assert idx == min(used, key=lambda k: (used[k], int(k)))
-    idx, why = serve_cmd.freest_gpu(smi("no_driver.txt"))
-    assert idx is None and "couldn't communicate with the NVIDIA driver" in why
-    assert serve_cmd.freest_gpu(lambda: None) == (None, "no NVIDIA GPU found (nvidia-smi not on PATH)")
+def plan(profile: str, machine: str | None = None, **kw):
+    """The plan on a recorded machine (tests/data/nvidia_smi; default: a host without nvidia-smi)."""
+    return plan_mod.plan(plan_mod.ServeOptions(profile, **kw), gpus=recorded_scan(machine))
 
 
 def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
     venv = fake_venv(tmp_path / "vllm-ocr-env", "vllm", f"0.11.1.dev42+g{FORK[:9]}.cu130")
-    lp = plan("dspark", venv=venv, gpu_query=smi("busy_4090.gpus.csv"))
+    lp = plan("dspark", "busy_4090", venv=venv)
     cu = venv / "lib" / "python3.13" / "site-packages" / "nvidia" / f"cu{versions.pin('torch.cuda_major')}"
     assert lp.env["CUDA_HOME"] == str(cu)  # guide 4: otherwise "Could not find nvcc"
     assert lp.env["PATH"].split(":")[:2] == [str(venv / "bin"), str(cu / "bin")]
@@ -155,8 +133,7 @@ def test_offline_env_and_served_name(tmp_path: Path) -> None:
     assert plan("dspark").served_model == versions.pin("serve.served-model-name")
 
 
-def test_dry_run_prints_command_and_environment(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
+def test_dry_run_prints_command_and_environment(capsys) -> None:
     assert cli.main(["serve", "--profile", "dspark", "--dry-run", "--gpu", "2"]) == 0
     out = capsys.readouterr().out
     assert "CUDA_VISIBLE_DEVICES=2" in out and "CUDA_HOME=" in out
@@ -218,8 +195,9 @@ def test_conda_cuda_home_is_kept_when_the_pip_toolchain_is_absent(tmp_path: Path
     assert plan("dspark", venv=venv).env_set["CUDA_HOME"].endswith(cu_dir)
 
 
-def test_cli_serve_refuses_upstream_build_before_launch(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
+@pytest.mark.proc
+def test_cli_serve_refuses_upstream_build_before_launch(tmp_path: Path, capsys, fake_nvidia_smi) -> None:
+    fake_nvidia_smi("no_driver")  # no usable GPU, whatever this host has
     venv = fake_venv(tmp_path / "env", "vllm", str(versions.pin("upstream.vllm")))
     (tmp_path / "m").mkdir()
     rc = cli.main(
@@ -249,8 +227,9 @@ def test_banner_names_the_source_once(name: str) -> None:
     assert banner.count(lp.profile.source) == 1, banner
 
 
-def test_dry_run_refuses_a_build_mismatch_like_the_real_run(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
+@pytest.mark.proc
+def test_dry_run_refuses_a_build_mismatch_like_the_real_run(tmp_path: Path, capsys, fake_nvidia_smi) -> None:
+    fake_nvidia_smi("no_driver")  # no usable GPU, whatever this host has
     rc = cli.main(["serve", "--profile", "dspark", "--build", "upstream", "--dry-run"])
     out, err = capsys.readouterr()
     assert rc == ConfigError.exit_code
@@ -263,8 +242,11 @@ def test_dry_run_refuses_a_build_mismatch_like_the_real_run(tmp_path: Path, monk
     assert "targets the feat-ocr build but the environment has upstream" in capsys.readouterr().err
 
 
-def test_dry_run_still_prints_when_the_build_cannot_be_detected(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
+@pytest.mark.proc
+def test_dry_run_still_prints_when_the_build_cannot_be_detected(
+    tmp_path: Path, capsys, fake_nvidia_smi
+) -> None:
+    fake_nvidia_smi("no_driver")  # no usable GPU, whatever this host has
     rc = cli.main(["serve", "--profile", "dspark", "--venv", str(tmp_path / "absent"), "--dry-run"])
     out = capsys.readouterr().out
     assert rc == 0 and "found: unknown" in out and "api_server" in out
@@ -279,7 +261,10 @@ def _conda_prefix(root: Path) -> Path:
     return prefix
 
 
-def test_pixi_cuda_home_in_the_conda_layout_is_kept(tmp_path: Path, monkeypatch, capsys) -> None:
+@pytest.mark.proc
+def test_pixi_cuda_home_in_the_conda_layout_is_kept(
+    tmp_path: Path, monkeypatch, capsys, fake_nvidia_smi
+) -> None:
     prefix = _conda_prefix(tmp_path / "pixi-env")
     targets = prefix / "targets" / "x86_64-linux"
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
@@ -292,7 +277,7 @@ def test_pixi_cuda_home_in_the_conda_layout_is_kept(tmp_path: Path, monkeypatch,
     assert str(prefix / "bin") in lp.env["PATH"].split(":")  # the real nvcc is $CONDA_PREFIX/bin/nvcc
     assert not any("does not exist" in n for n in lp.notes), lp.notes
     # the printed plan shows the CUDA_HOME the server will get, not the absent pip path
-    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
+    fake_nvidia_smi("no_driver")  # no usable GPU, whatever this host has
     assert cli.main(["serve", "--profile", "dspark", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert [ln for ln in out.splitlines() if ln.startswith("CUDA_HOME=")] == [f"CUDA_HOME={targets}"]
@@ -313,8 +298,11 @@ def test_conda_layout_without_nvcc_falls_back_to_the_guide_path(tmp_path: Path, 
     assert any("does not exist" in n for n in lp.notes)
 
 
-def test_upstream_profiles_run_on_the_upstream_build(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(serve_cmd, "_nvidia_smi_query", lambda: None)
+@pytest.mark.proc
+def test_upstream_profiles_run_on_the_upstream_build(
+    tmp_path: Path, monkeypatch, capsys, fake_nvidia_smi
+) -> None:
+    fake_nvidia_smi("no_driver")  # no usable GPU, whatever this host has
     monkeypatch.chdir(tmp_path)
     up = fake_venv(tmp_path / "pixi-vllm", "vllm", str(versions.pin("upstream.vllm")))
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
@@ -361,7 +349,20 @@ def test_server_argv_is_the_planned_command_without_venv_or_gpu(tmp_path: Path) 
     assert plan_mod.server_argv("dspark", extra=("--enforce-eager",))[-1] == "--enforce-eager"
 
 
-def test_plan_without_a_gpu_picker_chooses_none_and_says_so() -> None:
-    lp = plan_mod.plan(plan_mod.ServeOptions("dspark"))
+def test_plan_without_a_usable_gpu_chooses_none_and_says_why() -> None:
+    lp = plan("dspark", "no_driver")
     assert "CUDA_VISIBLE_DEVICES" not in lp.env_set
-    assert any("no GPU picker" in n for n in lp.notes)
+    assert any("nvidia-smi failed: NVIDIA-SMI has failed" in n for n in lp.notes), lp.notes
+    assert "no NVIDIA GPU found (nvidia-smi not on PATH)" in plan("dspark").notes
+
+
+@pytest.mark.proc
+def test_plan_asks_the_nvidia_smi_on_path_for_the_freest_gpu(fake_nvidia_smi, capsys) -> None:
+    """No recorded answer handed in: plan and ``serve --dry-run`` run nvidia-smi (a stand-in here)."""
+    fake_nvidia_smi("busy_4090")
+    lp = plan_mod.plan(plan_mod.ServeOptions("dspark"))
+    assert lp.env_set["CUDA_VISIBLE_DEVICES"] == "1"
+    assert any("GPU 1 (NVIDIA GeForce RTX 4090) is the freest" in n for n in lp.notes), lp.notes
+    assert cli.main(["serve", "--profile", "dspark", "--dry-run"]) == 0
+    assert "CUDA_VISIBLE_DEVICES=1" in capsys.readouterr().out
+    assert plan_mod.plan(plan_mod.ServeOptions("dspark", gpu="3")).env_set["CUDA_VISIBLE_DEVICES"] == "3"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ocrstack import cli, versions
+from ocrstack.gpu import GpuScan
 from ocrstack.serving import plan, profiles
 
 MODEL = "./models/MinerU-Diffusion-V1-0320-2.5B"
@@ -85,7 +86,7 @@ def test_sglang_log_phases_are_known(pset) -> None:
 
 
 def test_no_gpu_is_refused_for_sglang(tmp_path) -> None:
-    lp = plan.plan(plan.ServeOptions("mineru-diffusion-safe"), gpu_query=lambda: (None, "no GPU"))
+    lp = plan.plan(plan.ServeOptions("mineru-diffusion-safe"), gpus=GpuScan(None))  # no nvidia-smi
     assert lp.gpu_required
 
 

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from ocrstack.core.errors import ConfigError, ServerUnreachable
-from ocrstack.doctor import LogDoctor
 from ocrstack.serving import plan, process, profiles, runner
 
 pytestmark = [pytest.mark.proc, pytest.mark.server]
@@ -74,7 +73,7 @@ def test_sigterm_then_timeout_in_capture_restarts_once_then_with_enforce_eager(
 ) -> None:
     opts, state = serve(tmp_path, fake_profiles, "capture-sigterm", monkeypatch)
     said: list[str] = []
-    res = runner.serve(opts, say=said.append, interval=0.2, doctor=LogDoctor(("serve",)))
+    res = runner.serve(opts, say=said.append, interval=0.2)
     started.append(res)
     argvs = starts(state)
     assert len(argvs) == 3
@@ -95,14 +94,14 @@ def test_sigterm_then_timeout_in_capture_restarts_once_then_with_enforce_eager(
 def test_no_restart_without_the_policy(tmp_path, fake_profiles, monkeypatch) -> None:
     opts, state = serve(tmp_path, fake_profiles, "capture-sigterm", monkeypatch, restart=False)
     with pytest.raises(ServerUnreachable, match="SIGTERM"):
-        runner.serve(opts, say=lambda m: None, interval=0.2, doctor=LogDoctor(("serve",)))
+        runner.serve(opts, say=lambda m: None, interval=0.2)
     assert len(starts(state)) == 1
 
 
 def test_known_fatal_line_stops_at_once_without_restart(tmp_path, fake_profiles, monkeypatch) -> None:
     opts, state = serve(tmp_path, fake_profiles, "fatal", monkeypatch, timeout=60)
     with pytest.raises(ServerUnreachable, match="cuda-oom") as err:
-        runner.serve(opts, say=lambda m: None, interval=0.2, doctor=LogDoctor(("serve",)))
+        runner.serve(opts, say=lambda m: None, interval=0.2)
     assert "gpu-memory-utilization" in (err.value.remedy or "")
     assert len(starts(state)) == 1
     assert not (tmp_path / "run" / f"serve-{opts.vars['port']}.pid").exists()

@@ -139,7 +139,7 @@ def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(op
     url, script = openai_server
 
     @contextmanager
-    def fake_server(model_dir, run_dir, timeout=0, doctor=None):
+    def fake_server(model_dir, run_dir, timeout=0):
         yield url, "tiny-minicpm-ocr"
 
     class FakeInProcess:

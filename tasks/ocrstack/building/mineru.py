@@ -150,7 +150,7 @@ def check_fork(src: Path, allow_other_commit: bool) -> Check:
     )
 
 
-def build_mineru(opts: MineruOptions, as_json: bool = False, doctor: runner.StepDoctor | None = None) -> int:
+def build_mineru(opts: MineruOptions, as_json: bool = False) -> int:
     """Print the plan, run the read-only checks (also with ``--dry-run``), then the runner. Returns 0.
 
     Raises:
@@ -170,6 +170,6 @@ def build_mineru(opts: MineruOptions, as_json: bool = False, doctor: runner.Step
     target.require_target(opts.python, ENV, opts.allow_other_python)
     if opts.dry_run:
         return 0
-    runner.run_plan(p, opts.log_dir, doctor=doctor)
+    runner.run_plan(p, opts.log_dir)
     print(f"SGLang fork installed from {opts.sglang_src}; logs in {opts.log_dir}", file=sys.stderr)
     return 0

@@ -5,9 +5,8 @@ For each step, in order:
 1. evaluate its done-check in the target environment; if it holds, skip (``skipped``);
 2. run ``argv`` with the step's environment, all output to ``LOG_DIR/NN-<step>.log``
    (the file starts with the command and the variables set);
-3. non-zero exit: run the doctor on the log (a :class:`StepDoctor` passed in by the commands
-   layer: ``ocrstack build`` passes the :mod:`ocrstack.doctor` rules, so this stage imports no
-   other) and the known-harmless list, print both, raise :class:`StepFailed` (exit 8);
+3. non-zero exit: run the doctor (:mod:`ocrstack.doctor`, every rule) and the known-harmless
+   list on the log, print both, raise :class:`StepFailed` (exit 8);
 4. success: re-evaluate the done-check (a step that "succeeded" without reaching its
    state fails), report known-harmless warnings (guide 3.2) found in the log.
 
@@ -25,11 +24,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ocrstack import doctor
 from ocrstack.building import harmless
 from ocrstack.building.plan import DistCondition, DoneCheck, Plan, Step
 from ocrstack.core import proc
@@ -130,18 +129,6 @@ def log_name(index: int, step: Step) -> str:
     return f"{index:02d}-{re.sub(r'[^A-Za-z0-9._-]+', '_', step.name)}.log"
 
 
-class StepDoctor(Protocol):
-    """Explains a failed step's log; ``ocrstack build`` passes the :mod:`ocrstack.doctor` rules.
-
-    ``diagnose(text)`` returns findings with ``rule_id``, ``line_no`` and ``fix`` (sorted by line);
-    ``render(findings, name)`` returns them as text for the log called ``name``.
-    """
-
-    def diagnose(self, text: str) -> list: ...
-
-    def render(self, findings: list, name: str) -> str: ...
-
-
 def _write_summary(log_dir: Path, plan: Plan, outcomes: list[StepOutcome]) -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     tmp = log_dir / ".summary.json.tmp"
@@ -161,16 +148,14 @@ def run_plan(
     *,
     evaluate_fn: Callable[[DoneCheck, str], tuple[bool, str]] = evaluate,
     execute: Callable[..., object] = proc.run,
-    doctor: StepDoctor | None = None,
     out=None,
 ) -> list[StepOutcome]:
     """Run ``plan`` step by step (module docstring). Returns the outcomes of all steps.
 
-    ``doctor`` explains a failed step's log (None: no diagnosis, the remedy points at the log).
-
     Raises:
         StepFailed: a step exited non-zero, or its done-check still fails after it ran;
-            the message names the step and its log, the remedy is the doctor's first fix.
+            the message names the step and its log, the remedy is the doctor's first fix
+            (or, when no rule matched, to read the log).
     """
     out = out or sys.stderr
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -208,12 +193,11 @@ def run_plan(
         )
         outcomes.append(outcome)
         if rc != 0:
-            findings = doctor.diagnose(text) if doctor is not None else []
+            findings = doctor.diagnose(text)
             outcome.status = "failed"
             outcome.findings = [f"{f.rule_id} (line {f.line_no})" for f in findings]
             print(f"[{i}/{total}] {step.name}: FAILED with exit code {rc} after {seconds} s", file=out)
-            if doctor is not None:
-                print(doctor.render(findings, str(log)), file=out)
+            print(doctor.render(findings, str(log)), file=out)
             if hits:
                 print(harmless.render(hits), file=out)
             _write_summary(log_dir, plan, outcomes)

@@ -151,7 +151,7 @@ def preflight(opts: BuildOptions, p: plan.Plan) -> None:
         )
 
 
-def build_vllm(opts: BuildOptions, as_json: bool = False, doctor: runner.StepDoctor | None = None) -> int:
+def build_vllm(opts: BuildOptions, as_json: bool = False) -> int:
     """``ocrstack build vllm``: print the plan (``dry_run``) or preflight and run it. Returns 0.
 
     ``--dry-run`` prints the plan, then runs the read-only checks (:func:`read_only_checks`)
@@ -168,14 +168,12 @@ def build_vllm(opts: BuildOptions, as_json: bool = False, doctor: runner.StepDoc
         return 0
     print(p.render(), file=sys.stderr)
     preflight(opts, p)
-    runner.run_plan(p, opts.log_dir, doctor=doctor)
+    runner.run_plan(p, opts.log_dir)
     print(f"vLLM built from {opts.src}; logs in {opts.log_dir}", file=sys.stderr)
     return 0
 
 
-def install_prebuilt(
-    opts: PrebuiltOptions, as_json: bool = False, doctor: runner.StepDoctor | None = None
-) -> int:
+def install_prebuilt(opts: PrebuiltOptions, as_json: bool = False) -> int:
     """``ocrstack build vllm-prebuilt``: vllm from PyPI, transformers override, assertions. Returns 0.
 
     The target interpreter is checked first (``python.vllm`` pin, no SDK packages), also with ``--dry-run``.
@@ -190,12 +188,12 @@ def install_prebuilt(
         target.require_target(opts.python, "vllm", opts.allow_other_python)
         return 0
     target.require_target(opts.python, "vllm", opts.allow_other_python)
-    runner.run_plan(p, opts.log_dir, doctor=doctor)
+    runner.run_plan(p, opts.log_dir)
     print(f"vllm {versions.pin('upstream.vllm')} installed; logs in {opts.log_dir}", file=sys.stderr)
     return 0
 
 
-def build_tf(opts: TfOptions, as_json: bool = False, doctor: runner.StepDoctor | None = None) -> int:
+def build_tf(opts: TfOptions, as_json: bool = False) -> int:
     """``ocrstack build tf``: the guide 3.3 transformers environment (:func:`plan.tf_plan`). Returns 0.
 
     Read-only checks first, also with ``--dry-run`` (after the plan is printed): the
@@ -219,7 +217,7 @@ def build_tf(opts: TfOptions, as_json: bool = False, doctor: runner.StepDoctor |
     target.require_target(opts.python, "tf", opts.allow_other_python)
     if opts.dry_run:
         return 0
-    runner.run_plan(p, opts.log_dir, doctor=doctor)
+    runner.run_plan(p, opts.log_dir)
     print(
         f"feat-ocr transformers[serving] installed from {opts.transformers_src}; logs in {opts.log_dir}",
         file=sys.stderr,

@@ -8,10 +8,8 @@ model list is never trusted on its own.
 
 While waiting, the server log (when known) is read incrementally:
 
-* a known fatal line ends the wait at once with the diagnosis -- when the caller passes a
-  ``doctor`` (any object with ``diagnose(text) -> findings`` and ``render(findings) -> str``;
-  the commands layer passes ``ocrstack.doctor.LogDoctor(("serve",))``, so this module, shared
-  by serve and verify, imports no stage);
+* a known fatal line ends the wait at once with the diagnosis of the log doctor
+  (:mod:`ocrstack.doctor`, its ``serve`` rules);
 * long silent phases (weights loading, torch.compile, FlashInfer JIT, CUDA graph capture;
   regexes in ``serve_profiles.yaml``, passed in as ``pset``) are reported as such, not as a hang;
 * the server process dying ends the wait with its exit status and the diagnosis.
@@ -30,24 +28,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from ocrstack import versions
+from ocrstack import doctor, versions
 from ocrstack.client.probe import probe as default_probe
 from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
 
-
-class Doctor(Protocol):
-    """What readiness needs from the log doctor (``ocrstack.doctor.LogDoctor`` fits)."""
-
-    def diagnose(self, text: str) -> list[Any]:
-        """Findings (``rule_id``, ``line_no``, ``line``, ``cause``, ``fix``) in a whole log text."""
-        ...
-
-    def render(self, findings: list[Any]) -> str:
-        """The findings as text for the user."""
-        ...
+#: The doctor rules that apply to a server log (``stage`` in doctor_rules.yaml).
+LOG_STAGES = ("serve",)
 
 
 def default_timeout() -> float:
@@ -65,11 +54,10 @@ class Outcome:
         detail: one line for the user.
         seconds: time waited.
         phase: the start-up phase open when the wait ended (None if none).
-        findings: doctor findings in the watched log (``ocrstack.doctor.Finding``).
+        findings: doctor findings in the watched log.
         returncode: the server's exit status when it died (negative = signal).
         probe: the probe result when ready.
         error: the ServerRejected raised by the probe (reason ``rejected``).
-        doctor: the log doctor that produced ``findings`` (renders them).
     """
 
     ready: bool
@@ -77,17 +65,14 @@ class Outcome:
     detail: str
     seconds: float
     phase: str | None = None
-    findings: list[Any] = field(default_factory=list)
+    findings: list[doctor.Finding] = field(default_factory=list)
     returncode: int | None = None
     probe: Any = None
     error: Any = None
-    doctor: Doctor | None = None
 
     def diagnosis(self) -> str:
-        """The doctor findings rendered as text ('' when none)."""
-        if not self.findings or self.doctor is None:
-            return ""
-        return self.doctor.render(self.findings)
+        """The doctor findings rendered as text (:func:`ocrstack.doctor.render`; '' when none)."""
+        return doctor.render(self.findings) if self.findings else ""
 
     def raise_for_failure(self) -> None:
         """Raise ServerRejected (a 4xx answer) or ServerUnreachable when not ready; no-op when ready."""
@@ -119,7 +104,6 @@ class LogWatcher:
         offset: byte offset to start from (earlier attempts' output is ignored).
         ignore_rules: doctor rule ids that are phases, not fatal, while the process lives
             (``cuda-graph-capture-stalled`` matches during a normal capture).
-        doctor: the log doctor (None: no findings).
     """
 
     def __init__(
@@ -128,10 +112,8 @@ class LogWatcher:
         phases: tuple[Any, ...],
         offset: int = 0,
         ignore_rules: tuple[str, ...] = (),
-        doctor: Doctor | None = None,
     ) -> None:
         self.path = path
-        self.doctor = doctor
         self.phases = phases
         self.offset = offset
         self.ignore_rules = set(ignore_rules)
@@ -169,11 +151,14 @@ class LogWatcher:
                     self.phase, self.phase_since = ph.name, time.monotonic()
         return lines
 
-    def findings(self, fatal_only: bool = True) -> list[Any]:
-        """Doctor findings in the text read so far; ``fatal_only`` drops ignored rules."""
-        if not self.text or self.doctor is None:
+    def findings(self, fatal_only: bool = True) -> list[doctor.Finding]:
+        """Doctor findings (:data:`LOG_STAGES` rules) in the text read so far.
+
+        ``fatal_only`` drops the ignored rules (``ignore_rules``).
+        """
+        if not self.text:
             return []
-        found = self.doctor.diagnose(self.text + self._partial)
+        found = doctor.diagnose(self.text + self._partial, stages=LOG_STAGES)
         if fatal_only:
             found = [f for f in found if f.rule_id not in self.ignore_rules]
         return found
@@ -206,7 +191,6 @@ def wait_ready(
     silence_report: float = 30.0,
     say: Callable[[str], None] | None = None,
     probe: Callable[[str, str, float], Any] | None = None,
-    doctor: Doctor | None = None,
 ) -> Outcome:
     """Poll ``url`` until the tiny request with ``model`` succeeds, or a reason to stop.
 
@@ -226,7 +210,6 @@ def wait_ready(
         say: progress printer (default: stderr).
         probe: ``(url, model, timeout) -> result``; raises ServerUnreachable (keep waiting) or
             ServerRejected (stop: a 4xx will not heal). Default: :func:`ocrstack.client.probe.probe`.
-        doctor: explains fatal log lines (see module docstring); None: no log diagnosis.
     Returns:
         :class:`Outcome` (never raises for "not ready"; call ``raise_for_failure``).
     """
@@ -235,7 +218,7 @@ def wait_ready(
     phases = tuple(pset.phases) if pset is not None else ()
     ignore = tuple(pset.restart.doctor_rules) if pset is not None else ()
     timeout = default_timeout() if timeout is None else timeout
-    watcher = LogWatcher(log, phases, log_offset, ignore, doctor)
+    watcher = LogWatcher(log, phases, log_offset, ignore)
     pause = interval
     start = time.monotonic()
     last_report = start
@@ -249,7 +232,6 @@ def wait_ready(
             time.monotonic() - start,
             watcher.phase,
             kw.pop("findings", None) or watcher.findings(fatal_only=False),
-            doctor=doctor,
             **kw,
         )
 

@@ -10,25 +10,6 @@ from pathlib import Path
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions, default_patches_dir
 from ocrstack.core.errors import UsageError
 
-
-class BuildDoctor:
-    """The doctor rules (every stage) on a failed build step's log.
-
-    Implements :class:`ocrstack.building.runner.StepDoctor`; passed from here so the building
-    stage imports no other stage (issue 9, the import-linter contracts in pyproject.toml).
-    """
-
-    def diagnose(self, text: str) -> list:
-        from ocrstack.doctor import diagnose
-
-        return diagnose(text)
-
-    def render(self, findings: list, name: str) -> str:
-        from ocrstack.doctor import render
-
-        return render(findings, name)
-
-
 _OTHER_PYTHON = (
     "install into --python even if its version misses the envs/versions.yaml pin "
     "or it holds SDK packages (warning only)"
@@ -170,7 +151,7 @@ def _vllm(args: argparse.Namespace) -> int:
         to_step=args.to_step,
         dry_run=args.dry_run,
     )
-    return stage.build_vllm(opts, as_json=args.json, doctor=BuildDoctor())
+    return stage.build_vllm(opts, as_json=args.json)
 
 
 def _prebuilt(args: argparse.Namespace) -> int:
@@ -182,7 +163,7 @@ def _prebuilt(args: argparse.Namespace) -> int:
         allow_other_python=args.allow_other_python,
         dry_run=args.dry_run,
     )
-    return stage.install_prebuilt(opts, as_json=args.json, doctor=BuildDoctor())
+    return stage.install_prebuilt(opts, as_json=args.json)
 
 
 def _tf(args: argparse.Namespace) -> int:
@@ -197,7 +178,7 @@ def _tf(args: argparse.Namespace) -> int:
         allow_other_python=args.allow_other_python,
         dry_run=args.dry_run,
     )
-    return stage.build_tf(opts, as_json=args.json, doctor=BuildDoctor())
+    return stage.build_tf(opts, as_json=args.json)
 
 
 def _register_mineru(bsub: argparse._SubParsersAction) -> None:
@@ -226,4 +207,4 @@ def _mineru(args: argparse.Namespace) -> int:
         allow_other_python=args.allow_other_python,
         dry_run=args.dry_run,
     )
-    return build_mineru(opts, as_json=args.json, doctor=BuildDoctor())
+    return build_mineru(opts, as_json=args.json)

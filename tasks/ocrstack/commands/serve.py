@@ -12,15 +12,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.client import metrics
-from ocrstack.core import proc
 from ocrstack.core.errors import UsageError
-from ocrstack.doctor import LogDoctor
-from ocrstack.preflight.nvidia import GPU_QUERY, parse_gpus
 from ocrstack.serving import plan, process, runner
 from ocrstack.versions import endpoints
 
@@ -138,46 +134,15 @@ def options_from_args(args: argparse.Namespace) -> plan.ServeOptions:
     )
 
 
-def freest_gpu(query: Callable[[], str | None] | None = None) -> tuple[str | None, str]:
-    """Return ``(index, reason)`` of the GPU with the least memory used (guide 2 "找一张空闲卡").
-
-    The GPU picker ``serve`` hands to :func:`ocrstack.serving.plan.plan`. ``query`` returns the
-    output of ``nvidia-smi --query-gpu=... --format=csv`` (:data:`ocrstack.preflight.nvidia.GPU_QUERY`,
-    parsed by its ``parse_gpus``) or None when nvidia-smi is absent; default: run it. Index None
-    means no usable GPU; ``reason`` says why.
-    """
-    text = (query or _nvidia_smi_query)()
-    if text is None:
-        return None, "no NVIDIA GPU found (nvidia-smi not on PATH)"
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
-    try:
-        gpus = parse_gpus(text)
-    except ValueError:
-        gpus = []
-    if not gpus:
-        if first.startswith("index"):
-            return None, "nvidia-smi listed no GPUs"
-        return None, f"nvidia-smi failed: {first[:160]}"
-    g = min(gpus, key=lambda g: (g.used_mib if g.used_mib is not None else float("inf"), g.index))
-    return str(g.index), f"GPU {g.index} ({g.name}) is the freest ({g.used_mib}/{g.total_mib} MiB used)"
-
-
-def _nvidia_smi_query() -> str | None:
-    if proc.which("nvidia-smi") is None:
-        return None
-    res = proc.run(GPU_QUERY, capture=True, check=False, echo=False, timeout=30)
-    return res.stdout if res.returncode == 0 else (res.stdout + res.stderr)
-
-
 def _serve(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
     if args.dry_run:
-        lp = plan.plan(opts, gpu_query=freest_gpu)
+        lp = plan.plan(opts)
         # same profile/build refusal as a real run (an undetected build only shows as "unknown")
         plan.check_build(lp, allow_unknown=True)
         print(lp.render())
         return 0
-    result = runner.serve(opts, gpu_query=freest_gpu, doctor=LogDoctor(("serve",)))
+    result = runner.serve(opts)
     runner.print_result(result)
     if result.plan.profile.speculative and opts.wait and not args.no_dspark_check:
         # guide 6: a server that answers is not proof that DSpark is active; check /metrics now.

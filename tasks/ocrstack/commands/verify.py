@@ -149,8 +149,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _tf_server(model_dir: Path, run_dir: Path, timeout: float):  # noqa: ANN202 - a context manager
-    """``transformers serve`` of the tiny checkpoint for ``verify --tiny``, with the log doctor."""
-    from ocrstack.doctor import LogDoctor
+    """``transformers serve`` of the tiny checkpoint for ``verify --tiny`` (log doctor included)."""
     from ocrstack.serving import ephemeral
 
-    return ephemeral.transformers_server(model_dir, run_dir, timeout, doctor=LogDoctor(("serve",)))
+    return ephemeral.transformers_server(model_dir, run_dir, timeout)

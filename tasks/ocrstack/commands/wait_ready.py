@@ -11,7 +11,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.client import readiness
-from ocrstack.doctor import LogDoctor
 from ocrstack.serving import plan, process, profiles
 from ocrstack.versions import endpoints
 
@@ -51,7 +50,6 @@ def _wait(args: argparse.Namespace) -> int:
         pid=pid,
         interval=args.interval,
         pset=profiles.load(),
-        doctor=LogDoctor(("serve",)),
     )
     out.raise_for_failure()
     print(f"ready: {url} answered a real request for model '{model}' after {out.seconds:.1f} s")

@@ -1,6 +1,7 @@
 """Diagnose build, serve and parse logs with the rules in ``ocrstack/data/doctor_rules.yaml``.
 
-Public API (used by the build, serve and wait-ready runners when a step fails)::
+Shared, below the verbs and stages: the build runner (a failed step's log), server readiness
+(serve, wait-ready, verify --tiny: a fatal server log line) and ``ocrstack doctor`` call it::
 
     from ocrstack.doctor import diagnose, render
     findings = diagnose(log_text)            # list[Finding], sorted by line number
@@ -13,13 +14,12 @@ Each rule is data (guide 8 rows plus public failure classes); see
 from __future__ import annotations
 
 from ocrstack.doctor.cli import DoctorOptions
-from ocrstack.doctor.engine import Finding, LogDoctor, diagnose, diagnose_file, render, to_json
+from ocrstack.doctor.engine import Finding, diagnose, diagnose_file, render, to_json
 from ocrstack.doctor.rules import Rule, load_rules
 
 __all__ = [
     "DoctorOptions",
     "Finding",
-    "LogDoctor",
     "Rule",
     "diagnose",
     "diagnose_file",

@@ -147,24 +147,3 @@ def to_json(findings: list[Finding], name: str = "log") -> str:
         ensure_ascii=False,
     )
 
-
-@dataclass(frozen=True)
-class LogDoctor:
-    """The doctor as a callback for stages that watch a log but must not import ``ocrstack.doctor``.
-
-    ``ocrstack.client.readiness.wait_ready`` (serve, wait-ready, verify --tiny) takes any object
-    with these two methods; the commands layer passes ``LogDoctor(("serve",))``.
-
-    Attributes:
-        stages: rule stages to apply (``serve`` for server logs; empty = all).
-    """
-
-    stages: tuple[str, ...] = ()
-
-    def diagnose(self, text: str) -> list[Finding]:
-        """The findings of :func:`diagnose` for ``text`` with this doctor's stages."""
-        return diagnose(text, stages=self.stages or None)
-
-    def render(self, findings: list[Finding]) -> str:
-        """The findings as text (:func:`render`)."""
-        return render(findings)

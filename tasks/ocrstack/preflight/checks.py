@@ -16,8 +16,8 @@ from packaging.version import InvalidVersion, Version
 from ocrstack import versions
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Check, Report, Status
+from ocrstack.gpu import Gpu, driver_major
 from ocrstack.preflight.facts import Facts, PythonEnv
-from ocrstack.preflight.nvidia import Gpu, driver_major
 
 #: vLLM's --gpu-memory-utilization in guide 4.1/4.2: the share of a GPU that must be free at start.
 GPU_MEMORY_UTILIZATION = 0.85

@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ocrstack import gpu
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError
-from ocrstack.preflight.nvidia import APPS_QUERY, GPU_QUERY, Gpu, GpuApp, parse_apps, parse_gpus
+from ocrstack.gpu import APPS_QUERY, Gpu, GpuApp, parse_apps
 
 Runner = Callable[[Sequence[str]], tuple[int, str]]
 
@@ -91,18 +92,10 @@ def default_runner(argv: Sequence[str]) -> tuple[int, str]:
 
 
 def gather_gpus(facts: Facts, runner: Runner, which: Callable[[str], str | None]) -> None:
-    """Fill ``smi``, ``smi_error``, ``gpus`` and ``apps`` from nvidia-smi."""
-    facts.smi = which("nvidia-smi")
-    if facts.smi is None:
-        return
-    rc, out = runner(GPU_QUERY)
-    if rc != 0:
-        facts.smi_error = out.strip() or f"nvidia-smi exited with status {rc}"
-        return
-    try:
-        facts.gpus = parse_gpus(out)
-    except ValueError as exc:
-        facts.smi_error = str(exc)
+    """Fill ``smi``, ``smi_error``, ``gpus`` (:func:`ocrstack.gpu.scan`) and ``apps`` from nvidia-smi."""
+    found = gpu.scan(runner, which)
+    facts.smi, facts.smi_error, facts.gpus = found.smi, found.error, list(found.gpus)
+    if found.smi is None or found.error is not None:
         return
     rc, out = runner(APPS_QUERY)
     if rc == 0:

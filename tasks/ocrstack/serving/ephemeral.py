@@ -11,18 +11,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ocrstack.client.readiness import Doctor, wait_ready
+from ocrstack.client.readiness import wait_ready
 from ocrstack.serving import plan, process
 
 
 @contextmanager
-def transformers_server(
-    model_dir: Path, run_dir: Path, timeout: float = 300.0, doctor: Doctor | None = None
-) -> Iterator[tuple[str, str]]:
+def transformers_server(model_dir: Path, run_dir: Path, timeout: float = 300.0) -> Iterator[tuple[str, str]]:
     """Start ``transformers serve MODEL`` on 127.0.0.1:<free port>; yield ``(url, served model)``; stop it.
 
-    ``doctor`` explains a fatal server log line while waiting (the commands layer passes the
-    log doctor, as for ``ocrstack serve``). The server is stopped however the block ends.
+    The log doctor explains a fatal server log line while waiting, as for ``ocrstack serve``
+    (:func:`ocrstack.client.readiness.wait_ready`). The server is stopped however the block ends.
 
     Raises:
         ServerUnreachable / ServerRejected: the server never became ready (with the doctor's diagnosis).
@@ -48,7 +46,6 @@ def transformers_server(
             log=lp.log_file,
             process=popen,
             pset=lp.pset,
-            doctor=doctor,
         )
         out.raise_for_failure()
         yield lp.url, lp.served_model

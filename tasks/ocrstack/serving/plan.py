@@ -2,10 +2,10 @@
 
 * :func:`plan` turns :class:`ServeOptions` into a :class:`LaunchPlan`: the exact argument
   list, the environment (``CUDA_HOME``/``PATH`` for the vLLM venv as guide 4 does in every
-  new shell, ``CUDA_VISIBLE_DEVICES`` from ``--gpu`` or the GPU picker the caller passes),
+  new shell, ``CUDA_VISIBLE_DEVICES`` from ``--gpu`` or the freest GPU, :func:`ocrstack.gpu.freest`),
   the detected server build and the log / pid / state files. Nothing is started; this is
-  what ``serve --dry-run`` prints. It reads the disk (profiles, installed versions) and calls
-  the injected GPU picker, and nothing else.
+  what ``serve --dry-run`` prints. It reads the disk (profiles, installed versions) and asks
+  nvidia-smi for the GPUs (unless the caller hands it the answer), and nothing else.
 * :func:`server_argv` is a profile's server command alone (what a container runs; the
   Kubernetes renderer uses it).
 * :func:`check_build` / :func:`check_files` are the plan's own refusals.
@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocrstack import gpu
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError, UsageError
 from ocrstack.serving import profiles as profiles_mod
 from ocrstack.serving.environment import cuda_home, default_env, detect_build, toolchain_nvcc
 from ocrstack.serving.profiles import Profile, ProfileSet
-
-#: ``() -> (CUDA_VISIBLE_DEVICES value or None, reason)``: picks a GPU (``ocrstack serve`` passes
-#: the freest one from nvidia-smi, guide 2); None = no usable GPU, the reason says why.
-GpuPicker = Callable[[], tuple[str | None, str]]
 
 DEFAULT_RUN_DIR = Path(".ocrstack") / "serve"
 
@@ -143,11 +140,12 @@ def _loopback(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
 
-def plan(opts: ServeOptions, gpu_query: GpuPicker | None = None) -> LaunchPlan:
+def plan(opts: ServeOptions, gpus: gpu.GpuScan | None = None) -> LaunchPlan:
     """Resolve ``opts`` into a :class:`LaunchPlan` without starting anything.
 
-    ``gpu_query`` picks the GPU when the profile wants one and ``opts.gpu`` is None (see
-    :data:`GpuPicker`); without it no GPU is chosen and the plan notes why.
+    When the profile wants a GPU and ``opts.gpu`` is None, the freest GPU of ``gpus`` is used
+    (:func:`ocrstack.gpu.freest`; the plan notes why, or why none); ``gpus`` None asks
+    nvidia-smi now (:func:`ocrstack.gpu.scan`), tests hand in a recorded answer.
 
     Raises:
         UsageError: unknown profile, bad placeholder, or a port that is not an integer.
@@ -208,7 +206,7 @@ def plan(opts: ServeOptions, gpu_query: GpuPicker | None = None) -> LaunchPlan:
         if opts.gpu is not None:
             env_set["CUDA_VISIBLE_DEVICES"] = str(opts.gpu)
         else:
-            idx, why = gpu_query() if gpu_query else (None, "no GPU picker given (pass --gpu N)")
+            idx, why = gpu.freest(gpu.scan() if gpus is None else gpus)
             notes.append(why)
             if idx is not None:
                 env_set["CUDA_VISIBLE_DEVICES"] = idx

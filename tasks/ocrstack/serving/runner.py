@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ocrstack.client.readiness import Doctor, Outcome, wait_ready
+from ocrstack.client.readiness import Outcome, wait_ready
 from ocrstack.serving import plan as plan_mod
 from ocrstack.serving import process
-from ocrstack.serving.plan import GpuPicker, LaunchPlan, ServeOptions
+from ocrstack.serving.plan import LaunchPlan, ServeOptions
 from ocrstack.serving.profiles import RestartPolicy
 
 
@@ -64,16 +64,14 @@ def _log_size(lp: LaunchPlan) -> int:
 def serve(
     opts: ServeOptions,
     say: Callable[[str], None] | None = None,
-    gpu_query: GpuPicker | None = None,
     probe: Callable[[str, str, float], Any] | None = None,
     interval: float = 1.0,
-    doctor: Doctor | None = None,
 ) -> ServeResult:
     """Start the server for ``opts`` and (unless ``opts.wait`` is False) wait until it is ready.
 
-    ``gpu_query`` picks the GPU (:data:`ocrstack.serving.plan.GpuPicker`); ``doctor`` explains
-    fatal log lines and drives the restart rules (``ocrstack.doctor.LogDoctor``, passed by the
-    commands layer so this stage imports no other).
+    The GPU is ``opts.gpu``, else the freest one (:func:`ocrstack.serving.plan.plan`); the log
+    doctor explains fatal log lines and drives the restart rules
+    (:func:`ocrstack.client.readiness.wait_ready`).
 
     Returns:
         :class:`ServeResult`; the server keeps running (stop it with :func:`ocrstack.serving.process.stop`).
@@ -83,7 +81,7 @@ def serve(
             is stopped and its pid file removed; the message carries the doctor diagnosis.
     """
     say = say or process.say
-    lp = plan_mod.plan(opts, gpu_query=gpu_query)
+    lp = plan_mod.plan(opts)
     process.preflight(lp)
     for note in lp.notes:
         say(note)
@@ -110,7 +108,6 @@ def serve(
                 pset=lp.pset,
                 probe=probe,
                 interval=interval,
-                doctor=doctor,
             )
         except KeyboardInterrupt:  # never leave a half-started server behind
             say(process.stop_pid(popen.pid, grace=10.0))
