@@ -1,4 +1,4 @@
-"""The ``ocrstack doctor`` stage: read a log, diagnose, print (text or JSON)."""
+"""The ``ocrstack doctor`` verb: read a log, diagnose, print (text or JSON)."""
 
 from __future__ import annotations
 
