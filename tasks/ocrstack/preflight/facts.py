@@ -16,10 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack import gpu
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError
-from ocrstack.gpu import APPS_QUERY, Gpu, GpuApp, parse_apps
+from ocrstack.gpu import APPS_QUERY, Gpu, GpuApp, parse_apps, scan
 
 Runner = Callable[[Sequence[str]], tuple[int, str]]
 
@@ -93,7 +92,7 @@ def default_runner(argv: Sequence[str]) -> tuple[int, str]:
 
 def gather_gpus(facts: Facts, runner: Runner, which: Callable[[str], str | None]) -> None:
     """Fill ``smi``, ``smi_error``, ``gpus`` (:func:`ocrstack.gpu.scan`) and ``apps`` from nvidia-smi."""
-    found = gpu.scan(runner, which)
+    found = scan(runner, which)
     facts.smi, facts.smi_error, facts.gpus = found.smi, found.error, list(found.gpus)
     if found.smi is None or found.error is not None:
         return
