@@ -4,7 +4,7 @@ What is measured, per page of a representative subset of the born-digital dev fi
 (:data:`SUBSET`, 15 pages: every dev file with a text layer except the 4-page encrypted
 one, which the loading tests cover, and at most two pages per file) at 200 DPI:
 
-* word recall and character error rate (:mod:`ocrstack.accuracy`) of the Markdown the
+* word recall and character error rate (:mod:`ocrstack.bench.metrics`) of the Markdown the
   README command produces (rapid-layout + rapidocr, paratext dropped);
 * the same with ``--layout none`` and with paratext kept, for the layout-vs-whole-page test;
 * word-sequence similarity (order-aware) on the two- and three-column pages, and the same

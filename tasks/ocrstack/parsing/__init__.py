@@ -8,8 +8,8 @@ Where things are:
   :mod:`.batch` (which inputs need work, up to date like make), :mod:`.outcomes` (ok / partial /
   failed per document, ``ocrstack-report.json``, exit codes), :mod:`.doclock` (a lock per
   output document), :mod:`.interrupts` (Ctrl-C).
-* :mod:`.stages` -- one page as the stages orient, layout, merge, paratext, recognise, order,
-  figures (timed per page in blocks.json).
+* :mod:`.stages` -- one page as the stages textlayer, orient, layout, merge, paratext, recognise,
+  order, figures (:data:`~.stages.STAGES`; timed per page in blocks.json).
 * :mod:`.engines` -- the engine protocol (``LayoutProvider``, ``Recognizer`` base classes);
   engines in :mod:`.layout` and :mod:`.recognition`, chosen through their registries.
 * :mod:`.documents` -- PDFs and images to page images; :mod:`.assembly` -- Markdown, OTSL;

@@ -13,7 +13,7 @@ from parsed arguments or from strings (:func:`from_mapping`, for the HTTP API), 
 caller) and the cache-key values (:func:`ocrstack.core.options.cache_values`).
 
 Precedence: declared defaults < environment (``OCR_LAYOUT_MODEL_DIR``) < CLI flags / mapping.
-The served model name and URL default to ``envs/versions.yaml`` (:mod:`ocrstack.core.endpoints`;
+The served model name and URL default to ``envs/versions.yaml`` (:mod:`ocrstack.versions.endpoints`;
 guide 4.1: the name must match the server's ``--served-model-name``).
 """
 

@@ -5,7 +5,7 @@ content stream in Python: 0.3 s a page on the corpus table pages, 1.1 s for the
 en_multicol_pari_refcard page, more than everything else the text-layer path does for a page.
 PDFium has already parsed the page (ocrstack renders it and reads its text layer with it), so
 the same edges are taken from its path objects here in about a millisecond, and pdfplumber's
-table finder gets them as explicit edges (:func:`ocrstack.parsing.tables.born_digital._finder_cells`).
+table finder gets them as explicit edges (:func:`ocrstack.parsing.tables.born_digital._plumber`).
 
 Edges follow pdfplumber's ``page.edges`` (pdfplumber/utils/geometry.py ``rect_to_edges``,
 ``curve_to_edges``, ``line_to_edge``): every straight segment of a painted (filled or stroked)
