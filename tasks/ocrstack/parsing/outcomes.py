@@ -94,11 +94,6 @@ class RunSummary:
     def failed_pages(self) -> int:
         return sum(d.failed for d in self.documents)
 
-    @property
-    def partial_pages(self) -> int:
-        """Pages written with at least one failed block (issue 10)."""
-        return sum(d.partial for d in self.documents)
-
     def counts(self) -> dict[str, int]:
         """Documents per status, plus ``up_to_date`` (ok documents skipped, nothing parsed)."""
         out = {OK: 0, PARTIAL: 0, FAILED: 0}

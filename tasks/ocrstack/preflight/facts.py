@@ -8,7 +8,6 @@ returns recorded ``nvidia-smi`` outputs, so parsing and judging are the same cod
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -171,8 +170,3 @@ def gather(
         str(Path.home() / ".pixi/bin/pixi") if Path.home().joinpath(".pixi/bin/pixi").is_file() else None
     )
     return facts
-
-
-def env_from_os() -> dict[str, str]:
-    """The process environment (kept separate so tests can see what is read)."""
-    return dict(os.environ)

@@ -17,8 +17,7 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
   decode phase on a real server); default: same as ``latency``;
 * ``burst_after`` + ``burst_seconds`` (+ ``burst_status``): when the Nth chat request arrives,
   every chat request answering in the next ``burst_seconds`` s -- those already in flight, new
-  ones and probes -- answers ``burst_status`` (a 5xx burst; :meth:`FakeOpenAIServer.fail_for`
-  starts one at once);
+  ones and probes -- answers ``burst_status`` (a 5xx burst);
 * ``poison_nth``: the image of the Nth block request (``max_tokens > 1``) is poison: that request
   and every later one with the same image answer 500, whatever else happens (issue 10);
   :meth:`FakeOpenAIServer.cure` forgets the poison;
@@ -142,11 +141,6 @@ class FakeOpenAIServer:
     def url(self) -> str:
         """Base URL without ``/v1``."""
         return f"http://127.0.0.1:{self.port}"
-
-    def fail_for(self, seconds: float) -> None:
-        """Answer every chat request with ``config.burst_status`` for the next ``seconds`` s."""
-        with self._lock:
-            self._burst_until = time.monotonic() + seconds
 
     def kill(self) -> None:
         """Die like a crashed server: stop listening, and requests in flight get their connection

@@ -28,7 +28,6 @@ No import shims and no monkeypatching: only public transformers / tokenizers API
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -87,10 +86,6 @@ def _tokenizer_json(out_dir: Path) -> dict[str, int]:
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
     tok.save(str(out_dir / "tokenizer.json"))
     return {t: tok.token_to_id(t) for t in specials}
-
-
-def _write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def build_tiny_minicpm_ocr(out_dir: Path, seed: int = 0) -> Path:

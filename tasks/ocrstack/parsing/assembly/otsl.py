@@ -36,8 +36,6 @@ import html
 import re
 from dataclasses import dataclass
 
-#: Tokens that start a new cell holding content.
-ORIGIN_TOKENS = ("fcel", "ecel", "ched", "rhed", "srow")
 #: Tokens that continue a neighbouring cell's span.
 SPAN_TOKENS = ("lcel", "ucel", "xcel")
 #: Tokens rendered as ``<th>``.

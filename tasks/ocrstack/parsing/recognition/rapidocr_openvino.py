@@ -38,12 +38,6 @@ from ocrstack.parsing import ov_session
 
 log = logging.getLogger("ocrstack.rapidocr")
 
-#: The runtimes ``--ocr-runtime`` offers (:class:`ocrstack.parsing.options.ParseOptions`):
-#: ``onnxruntime`` (default) or ``openvino`` (OpenVINO bf16 where openvino is installed and the
-#: CPU has BF16, else ONNX Runtime).
-RUNTIMES = ("onnxruntime", "openvino")
-
-
 def _bf16_core(runtime: str):  # noqa: ANN202 - openvino.Core or None
     """An ``openvino.Core`` when ``runtime`` is ``openvino``, openvino imports and its CPU plugin
     computes BF16, else None."""

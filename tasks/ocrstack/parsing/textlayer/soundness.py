@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ocrstack.parsing.geometry import area, covered
+from ocrstack.parsing.geometry import area
 from ocrstack.parsing.textlayer.extract import INVISIBLE_MODES, Char, PageText
 from ocrstack.parsing.types import BBox
 
@@ -255,12 +255,6 @@ def _ratios(
         difflib.SequenceMatcher(None, _norm(lines[i][1]), _norm(o), autojunk=False).ratio()
         for i, o in zip(ix, texts, strict=True)
     ]
-
-
-def block_bad_share(chars: Sequence[Char], box: BBox) -> tuple[int, int]:
-    """(unfaithful, content) characters of ``chars`` whose boxes lie mostly inside ``box``."""
-    inside = [c for c in chars if is_text(c) and covered(c.bbox, box) >= 0.5]
-    return sum(1 for c in inside if bad_reason(c)), len(inside)
 
 
 def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
