@@ -30,6 +30,7 @@ from typing import Any, ClassVar, TypeVar
 from ocrstack.client import dispatch, routing
 from ocrstack.core import options as opt
 from ocrstack.parsing import kinds
+from ocrstack.parsing.textlayer import TextLayerMode
 from ocrstack.versions.endpoints import default_model, default_server_url
 
 #: Environment variable naming the layout checkpoint / inference directory (issue 3).
@@ -229,10 +230,10 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         help="PDF render resolution (default: {default})",
     )
     text_layer: str = opt.option(
-        "auto",
+        TextLayerMode.AUTO.value,
         flags=("--text-layer",),
         metavar="MODE",
-        choices=("auto", "on", "off"),
+        choices=tuple(m.value for m in TextLayerMode),
         cache=True,
         help="the PDF's own text instead of OCR: auto (where measured sound, per page), on (wherever "
         "present, an OCR layer over a scan too), off (OCR every page) (default: {default})",

@@ -35,6 +35,7 @@ from ocrstack.parsing.options import ParseOptions, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.parsing.reading_order import order_blocks
 from ocrstack.parsing.recognition.titles import promote_title_headers
+from ocrstack.parsing.textlayer import TextLayerMode
 from ocrstack.parsing.textlayer import stage as textlayer
 from ocrstack.parsing.textlayer.extract import PageText
 from ocrstack.parsing.textlayer.soundness import Verdict
@@ -152,7 +153,7 @@ class Parser:
         ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
         """
         state = PageState(page=page, paths=paths)
-        if self.options.text_layer != "off" and page.dpi is not None and not self.layout.remote:
+        if self.options.text_layer != TextLayerMode.OFF and page.dpi is not None and not self.layout.remote:
             # the layout model does not need the text layer: run it on another core meanwhile
             # (a PDF page; with the text layer judged sound, ``orient`` leaves the page as it is)
             state.early = (page, self._layout_pool().submit(self.layout.detect, page))
@@ -172,7 +173,7 @@ class Parser:
     def _textlayer(self, s: PageState) -> None:
         mode = self.options.text_layer
         layer, verdict = textlayer.read_page(s.page, mode, self.options.password)
-        if layer is not None and verdict.sound and mode == "auto":
+        if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
             memo = self.checked_fonts
             key = memo.key(s.page)
             verdict, agreed = textlayer.check_sample(
@@ -225,18 +226,17 @@ class Parser:
 
     def _recognise(self, s: PageState) -> None:
         if s.layer is not None and s.verdict is not None:
+            hidden = self.options.text_layer == TextLayerMode.ON
             filled, rest = textlayer.fill_blocks(
                 s.page,
                 s.blocks,
                 s.layer,
                 s.verdict,
                 self.options.password,
-                accept_hidden=self.options.text_layer == "on",
+                accept_hidden=hidden,
                 structured=self.recognizer.structured,
             )
-            read = textlayer.recognise_rest(
-                s.page, rest, self.recognizer, s.layer, accept_hidden=self.options.text_layer == "on"
-            )
+            read = textlayer.recognise_rest(s.page, rest, self.recognizer, s.layer, accept_hidden=hidden)
             s.blocks = filled + read + s.skipped
             return
         read = self.recognizer.recognize(s.page, s.blocks)

@@ -38,6 +38,7 @@ from ocrstack.parsing import ov_session
 
 log = logging.getLogger("ocrstack.rapidocr")
 
+
 def _bf16_core(runtime: str):  # noqa: ANN202 - openvino.Core or None
     """An ``openvino.Core`` when ``runtime`` is ``openvino``, openvino imports and its CPU plugin
     computes BF16, else None."""

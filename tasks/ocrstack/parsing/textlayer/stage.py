@@ -32,7 +32,7 @@ from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection
 from ocrstack.parsing.recognition.lines import assign_lines
 from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
-from ocrstack.parsing.textlayer import headings
+from ocrstack.parsing.textlayer import TextLayerMode, headings
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
 from ocrstack.parsing.textlayer.sample import CheckedFonts, check_sample
@@ -49,7 +49,6 @@ __all__ = [
     "usable",
 ]
 
-MODES = ("auto", "on", "off")
 SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
 #: Unfaithful share of a block's characters above which the block is read by OCR. Below it the
 #: unfaithful characters are left out (a block's warning counts them): OCR of a text block
@@ -73,7 +72,7 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
     at least :data:`~.soundness.MIN_CHARS` characters. Never raises for a broken layer:
     an unreadable one is "not sound" with the error as the reason.
     """
-    if mode == "off":
+    if mode == TextLayerMode.OFF:
         return None, Verdict(False, ["--text-layer off"])
     if page.dpi is None:
         return None, Verdict(False, ["raster input: no text layer"])
@@ -81,9 +80,9 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
         pt = page_text(page.source, page.index, page.size, password)
     except Exception as exc:  # noqa: BLE001 - PDFium rendered the page: its text is optional
         return None, Verdict(False, [f"text layer unreadable ({type(exc).__name__}: {exc})"])
-    verdict = judge(pt, accept_ocr_layer=mode == "on")
+    verdict = judge(pt, accept_ocr_layer=mode == TextLayerMode.ON)
     chars = verdict.counts.get("visible", 0) + verdict.counts.get("hidden", 0)
-    if mode == "on" and not verdict.sound and chars >= MIN_CHARS:
+    if mode == TextLayerMode.ON and not verdict.sound and chars >= MIN_CHARS:
         verdict = Verdict(
             True, [f"used anyway (--text-layer on): {r}" for r in verdict.reasons], verdict.counts
         )
