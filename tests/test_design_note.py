@@ -46,7 +46,8 @@ NOT_REFERENCES = (
     # the masthead of the LaTeX News corpus page (en_twocol_ltnews24), also across a line break
     re.compile(r"Issue 24,\s+February 2016"),
 )
-ANCHOR = re.compile(r"""<a\s+id=["']([^"']+)["']""")
+#: An anchor is a line of its own (``<a id="guide-4.1"></a>``); one quoted inside prose is not.
+ANCHOR = re.compile(r"""^<a id="([^"]+)"></a>$""", re.MULTILINE)
 
 
 def _files() -> Iterator[Path]:
