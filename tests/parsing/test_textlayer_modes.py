@@ -1,4 +1,4 @@
-"""The ``--text-layer`` modes are declared once (:class:`ocrstack.parsing.textlayer.TextLayerMode`):
+"""The ``--text-layer`` modes are declared once (:class:`ocrstack.parsing.options.TextLayerMode`):
 the CLI and form strings stay ``auto`` / ``on`` / ``off``, options carry the plain string, and
 no code compares a text-layer mode against a bare string literal (issue 20 item 6)."""
 
@@ -14,7 +14,7 @@ from PIL import Image
 import ocrstack
 from ocrstack.core.errors import UsageError
 from ocrstack.parsing import options
-from ocrstack.parsing.textlayer import TextLayerMode
+from ocrstack.parsing.options import TextLayerMode
 from ocrstack.parsing.textlayer.stage import read_page
 from ocrstack.parsing.types import PageImage
 

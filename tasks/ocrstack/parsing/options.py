@@ -24,19 +24,35 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ocrstack.client import dispatch, routing
 from ocrstack.core import options as opt
 from ocrstack.parsing import kinds
-from ocrstack.parsing.textlayer import TextLayerMode
 from ocrstack.versions.endpoints import default_model, default_server_url
 
 #: Environment variable naming the layout checkpoint / inference directory (issue 3).
 LAYOUT_MODEL_ENV = "OCR_LAYOUT_MODEL_DIR"
 
 E = TypeVar("E", bound="EngineOptions")
+
+
+class TextLayerMode(str, Enum):
+    """The ``--text-layer`` modes, the one place their strings are spelled: the values are the CLI
+    choices, the HTTP form values and the cache-key strings. ``auto`` uses a page's layer where
+    it is measured sound (and the font sample agrees), ``on`` wherever it is present (an OCR layer
+    over a scan too; the reasons are kept as "used anyway"), ``off`` never (OCR every page).
+
+    A mode compares equal to its string (``"on" == TextLayerMode.ON``), so options carry the plain
+    string and code compares against these members (:mod:`ocrstack.parsing.textlayer.stage`,
+    :mod:`ocrstack.parsing.stages`).
+    """
+
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
 
 
 def _layouts() -> list[str]:

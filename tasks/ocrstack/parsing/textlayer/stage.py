@@ -30,9 +30,10 @@ import numpy as np
 
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection
+from ocrstack.parsing.options import TextLayerMode
 from ocrstack.parsing.recognition.lines import assign_lines
 from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
-from ocrstack.parsing.textlayer import TextLayerMode, headings
+from ocrstack.parsing.textlayer import headings
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
 from ocrstack.parsing.textlayer.sample import CheckedFonts, check_sample
