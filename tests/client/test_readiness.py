@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ocrstack.backends import profiles
 from ocrstack.client.readiness import LogWatcher, wait_ready
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.doctor import diagnose
-from ocrstack.serving import profiles
 
 PSET = profiles.load()
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ocrstack.backends import profiles
 from ocrstack.cli import main
 from ocrstack.deploying import kustomize, servers
-from ocrstack.serving import profiles
 
 
 def dry_run_argv(profile: str, values: dict[str, str], capsys: pytest.CaptureFixture[str]) -> list[str]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
 from ocrstack import versions
+from ocrstack.backends import profiles as serve_profiles
 from ocrstack.core import paths
 from ocrstack.core.results import Status
 from ocrstack.preflight import deployment
@@ -16,10 +18,9 @@ UP = versions.pin("upstream")
 
 
 @pytest.fixture(scope="module")
-def data() -> tuple[dict, dict]:
+def data() -> tuple[dict, dict[str, serve_profiles.Profile]]:
     catalog = paths.read_yaml(paths.data_file("models.yaml"), "models")["models"]
-    profiles = paths.read_yaml(paths.data_file("serve_profiles.yaml"), "profiles")["profiles"]
-    return catalog, profiles
+    return catalog, dict(serve_profiles.load().profiles)
 
 
 def _env(transformers: str | None) -> PythonEnv:
@@ -47,8 +48,11 @@ def test_vllm_env_with_vllms_own_transformers_fails() -> None:
 def test_draft_and_main_from_one_release(data) -> None:
     catalog, profiles = data
     assert deployment.check_draft_release(catalog, profiles).status is Status.PASS
-    mixed = copy.deepcopy(profiles)
-    mixed["dspark"]["vars"]["model"] = "./models/Other-OCR-2.0"
+    dspark = profiles["dspark"]
+    mixed = {
+        **profiles,
+        "dspark": dataclasses.replace(dspark, vars={**dspark.vars, "model": "./models/Other-OCR-2.0"}),
+    }
     c = deployment.check_draft_release(catalog, mixed)
     assert c.status is Status.FAIL and "profile dspark" in c.detail and "Other-OCR-2.0" in c.detail
     orphan = copy.deepcopy(catalog)
@@ -64,8 +68,10 @@ def test_served_name_agreement(data) -> None:
     assert c.status is Status.WARN and "tf (parse --model ./models/MiniCPM-OCR-1.0)" in c.detail
     assert "dspark" not in c.detail.split("another name")[1]
     # a profile whose flag differs from its served-name is a failure
-    broken = copy.deepcopy(profiles)
-    broken["standard"]["args"][1] = ["--served-model-name", "minicpm-ocr-v2"]
+    standard = profiles["standard"]
+    args = list(standard.args)
+    args[1] = ("--served-model-name", "minicpm-ocr-v2")
+    broken = {**profiles, "standard": dataclasses.replace(standard, args=tuple(args))}
     c = deployment.check_served_names(broken, default, pins)
     assert c.status is Status.FAIL and "standard: --served-model-name minicpm-ocr-v2" in c.detail
     # parse's default name changed but the profiles keep theirs: every vLLM profile is reported

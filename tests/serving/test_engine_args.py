@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from ocrstack.serving import engine_args, profiles
-from ocrstack.serving.profiles import Profile
+from ocrstack.backends import profiles
+from ocrstack.backends.profiles import Profile
+from ocrstack.serving import engine_args
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.serving import engine_args, profiles
+from ocrstack.backends import profiles
+from ocrstack.serving import engine_args
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 

@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from ocrstack.backends import profiles
 from ocrstack.cli import main
 from ocrstack.commands import serve as serve_cmd
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Check, Report, Status
-from ocrstack.serving import profiles
 
 
 def _fake_serve(calls: list):

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from ocrstack import cli, versions
+from ocrstack.backends import profiles
 from ocrstack.gpu import GpuScan
-from ocrstack.serving import plan, profiles
+from ocrstack.serving import plan
 
 MODEL = "./models/MinerU-Diffusion-V1-0320-2.5B"
 RECOMMENDED = (

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from ocrstack import versions
+from ocrstack.backends import profiles
 from ocrstack.core.errors import ConfigError, UsageError
-from ocrstack.serving import profiles
 
 GUIDE_NAME = "seeds/000_a6ffb5c9f36940fa.txt"
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ocrstack.backends import profiles
 from ocrstack.core.errors import ConfigError, ServerUnreachable
-from ocrstack.serving import plan, process, profiles, runner
+from ocrstack.serving import plan, process, runner
 
 pytestmark = [pytest.mark.proc, pytest.mark.server]
 

@@ -26,41 +26,25 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from ocrstack.backends import profiles
+from ocrstack.backends.profiles import DsparkCheck
 from ocrstack.client.body import chat_body, png_data_url
 from ocrstack.client.chat import chat_once
-from ocrstack.core import paths
-from ocrstack.core.errors import InputError, ServerUnreachable
+from ocrstack.core.errors import ConfigError, InputError, ServerUnreachable
 from ocrstack.core.results import Check, Report, Status
 
 
-@dataclass(frozen=True)
-class CheckConfig:
-    """Counter base names (without ``_total``) and the accepted length range."""
+def load_config(path: Path | None = None) -> DsparkCheck:
+    """The ``dspark-check`` of a profiles file (default: the packaged ``serve_profiles.yaml``).
 
-    accepted: str
-    drafts: str
-    draft_tokens: str
-    per_position: str
-    low: float
-    high: float
-    source: str
-
-
-def load_config(path: Path | None = None) -> CheckConfig:
-    """Read ``dspark-check`` from the profiles file (default: the packaged ``serve_profiles.yaml``)."""
-    data = paths.read_yaml(path or paths.data_file("serve_profiles.yaml"), "the dspark-check settings")
-    d = data["dspark-check"]
-    c = d["counters"]
-    low, high = d["acceptance-length"]
-    return CheckConfig(
-        c["accepted"],
-        c["drafts"],
-        c["draft-tokens"],
-        c["per-position"],
-        float(low),
-        float(high),
-        str(d.get("source", "guide 6")),
-    )
+    Raises:
+        ConfigError: the file is invalid (see :func:`ocrstack.backends.profiles.load`) or has
+            no ``dspark-check``.
+    """
+    pset = profiles.load(path)
+    if pset.dspark_check is None:
+        raise ConfigError(f"{pset.path}: no 'dspark-check'", "add it (format in the file's header comment)")
+    return pset.dspark_check
 
 
 @dataclass
@@ -86,7 +70,7 @@ class SpecCounters:
         return self.accepted is not None and self.drafts is not None
 
 
-def parse(text: str, model_name: str | None = None, config: CheckConfig | None = None) -> SpecCounters:
+def parse(text: str, model_name: str | None = None, config: DsparkCheck | None = None) -> SpecCounters:
     """Parse Prometheus exposition ``text`` into :class:`SpecCounters`.
 
     Only ``<name>_total`` samples count (``_created`` timestamps are ignored). Values of
@@ -167,7 +151,7 @@ def delta(before: SpecCounters, after: SpecCounters) -> SpecDelta:
 
 
 def check(
-    before_text: str, after_text: str, model_name: str | None = None, config: CheckConfig | None = None
+    before_text: str, after_text: str, model_name: str | None = None, config: DsparkCheck | None = None
 ) -> Report:
     """Judge two ``/metrics`` scrapes taken before and after some real requests (guide 6).
 

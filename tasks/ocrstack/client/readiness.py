@@ -100,7 +100,7 @@ class LogWatcher:
 
     Args:
         path: the server log (may not exist yet).
-        phases: start-up phases (``serving.profiles.Phase``: ``name``, ``start`` and ``end`` regexes).
+        phases: start-up phases (``backends.profiles.Phase``: ``name``, ``start`` and ``end`` regexes).
         offset: byte offset to start from (earlier attempts' output is ignored).
         ignore_rules: doctor rule ids that are phases, not fatal, while the process lives
             (``cuda-graph-capture-stalled`` matches during a normal capture).
@@ -202,7 +202,7 @@ def wait_ready(
         log, log_offset: server log to watch, from this byte offset.
         process: a ``subprocess.Popen`` of the server (liveness + exit status), or
         pid: a pid to watch instead (server started by another ocrstack process).
-        pset: profiles (``serving.profiles.ProfileSet``) for phases and the doctor rules that are
+        pset: profiles (``backends.profiles.ProfileSet``) for phases and the doctor rules that are
             phases while the process lives; None: no phases.
         interval: seconds between probes.
         request_timeout: seconds for each tiny request.

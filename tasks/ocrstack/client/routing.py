@@ -1,13 +1,10 @@
 """Load-aware routing: which server takes the next request (issue 13 item 2).
 
 Each server's engine reports its own queue on ``/metrics`` (Prometheus text, read with
-``prometheus_client.parser.text_string_to_metric_families``):
-
-* vLLM: ``vllm:num_requests_running``, ``vllm:num_requests_waiting``, ``vllm:kv_cache_usage_perc``
-  (``vllm:gpu_cache_usage_perc`` before vLLM 0.10), summed over the ``engine`` label
-  (``vllm/v1/metrics/loggers.py``);
-* SGLang: ``sglang:num_running_reqs``, ``sglang:num_queue_reqs``, ``sglang:token_usage``
-  (``python/sglang/srt/metrics/collector.py``; needs ``--enable-metrics``).
+``prometheus_client.parser.text_string_to_metric_families``) in the gauges its back-end
+declares (:attr:`ocrstack.backends.base.Backend.gauges`: vLLM's ``vllm:num_requests_running``
+..., SGLang's ``sglang:num_running_reqs`` ...; the first registered back-end whose running and
+waiting gauges are both present wins).
 
 :class:`MetricsPoller` scrapes every server each ``interval`` s (bounded timeout, one daemon
 thread per server). :func:`score` is the expected wait of one more request in service times,
@@ -32,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from ocrstack.backends import registry
 from ocrstack.core.errors import UsageError
 
 #: Seconds between two scrapes of one server's ``/metrics``.
@@ -43,23 +41,12 @@ ABSENT_INTERVAL = 10.0
 #: Routing modes: ``auto`` reads /metrics where it can; ``inflight`` only counts our requests.
 MODES = ("auto", "inflight")
 
-#: (running, waiting, cache-use) gauge names per engine; the first found wins.
-GAUGES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "vllm": (
-        "vllm:num_requests_running",
-        "vllm:num_requests_waiting",
-        ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
-    ),
-    "sglang": ("sglang:num_running_reqs", "sglang:num_queue_reqs", ("sglang:token_usage",)),
-}
-
-
 @dataclass(frozen=True)
 class Load:
     """One scrape of an engine's queue.
 
     Attributes:
-        engine: ``vllm`` or ``sglang``.
+        engine: the back-end whose gauges were found (``vllm``, ``sglang``, ...).
         running, waiting: requests generating / queued (every client), summed over engines.
         cache: KV-cache (vLLM) or token (SGLang) use in 0..1, the highest engine's; None if absent.
         at: ``time.monotonic()`` of the scrape.
@@ -75,7 +62,7 @@ class Load:
 
 
 def parse_load(text: str) -> Load | None:
-    """The queue gauges in a ``/metrics`` body, or None when neither engine's are there.
+    """The queue gauges in a ``/metrics`` body, or None when no registered back-end's are there.
 
     Raises nothing: an unparsable body is None (the server then counts as without metrics).
     """
@@ -86,10 +73,11 @@ def parse_load(text: str) -> Load | None:
                 values.setdefault(sample.name, []).append(float(sample.value))
     except (ValueError, TypeError, IndexError):
         return None
-    for engine, (running, waiting, caches) in GAUGES.items():
-        if running in values and waiting in values:
-            cache = next((max(values[c]) for c in caches if c in values), None)
-            return Load(engine, sum(values[running]), sum(values[waiting]), cache)
+    for backend in registry.backends():
+        g = backend.gauges
+        if g is not None and g.running in values and g.waiting in values:
+            cache = next((max(values[c]) for c in g.cache if c in values), None)
+            return Load(backend.name, sum(values[g.running]), sum(values[g.waiting]), cache)
     return None
 
 

@@ -10,8 +10,9 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ocrstack.backends import profiles
 from ocrstack.client import readiness
-from ocrstack.serving import plan, process, profiles
+from ocrstack.serving import plan, process
 from ocrstack.versions import endpoints
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
+from ocrstack.backends import profiles as profiles_mod
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError, UsageError
 from ocrstack.serving import plan
-from ocrstack.serving import profiles as profiles_mod
 
 SERVER_DEPLOYMENT = "ocrstack-vllm"
 SERVER_CONTAINER = "vllm"

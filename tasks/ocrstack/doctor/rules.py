@@ -10,6 +10,10 @@ Texts may reference pins from ``envs/versions.yaml``: ``{pin:a.b}`` (the value),
 ``{pin:a.b|base}`` (base version, ``5.19.0.dev0 -> 5.19.0``) and, in regexes,
 ``{pin:a.b|re}`` / ``{pin:a.b|base|re}`` (regex-escaped), so no version literal
 is repeated here.
+
+Rules that concern only one serving back-end live with it (:attr:`Backend.rules_file
+<ocrstack.backends.base.Backend.rules_file>`); :func:`load_rules` adds those of every
+registered back-end, each tagged with its ``backend``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from packaging.version import Version
 
 from ocrstack import versions
+from ocrstack.backends import registry
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError
 
@@ -45,6 +50,7 @@ class Rule:
         guide_row: verbatim first cell of the guide 8 table row, or None.
         generic: a broad rule (e.g. any HTTP 400); its hit on a line is dropped when a
             non-generic rule matched the same line.
+        backend: the serving back-end whose rules file holds it (None: ``doctor_rules.yaml``).
     """
 
     id: str
@@ -56,6 +62,7 @@ class Rule:
     guide_row: str | None = None
     unless_after: re.Pattern[str] | None = None
     generic: bool = False
+    backend: str | None = None
 
 
 def default_rules_file() -> Path:
@@ -102,9 +109,12 @@ def _compile(rule_id: str, field: str, raw: Any, versions_file: Path | None) -> 
 
 
 def parse_rules(
-    data: Any, versions_file: Path | None = None, origin: str = "doctor_rules.yaml"
+    data: Any,
+    versions_file: Path | None = None,
+    origin: str = "doctor_rules.yaml",
+    backend: str | None = None,
 ) -> list[Rule]:
-    """Validate parsed YAML and return the rules in file order.
+    """Validate parsed YAML and return the rules in file order (tagged with ``backend``, if given).
 
     Raises:
         ConfigError: wrong schema, missing fields, unknown stage, duplicate id, bad regex.
@@ -141,21 +151,34 @@ def parse_rules(
                 guide_row=item.get("guide_row"),
                 unless_after=_compile(rid, "unless_after", item.get("unless_after"), versions_file),
                 generic=bool(item.get("generic", False)),
+                backend=backend,
             )
         )
     return out
 
 
 @lru_cache(maxsize=4)
-def _load_cached(path: str) -> tuple[Rule, ...]:
+def _load_cached(path: str, backends: tuple[str, ...]) -> tuple[Rule, ...]:
     data = paths.read_yaml(path, "doctor rules", "reinstall ocrstack or restore the file from git")
-    return tuple(parse_rules(data, origin=path))
+    rules = parse_rules(data, origin=path)
+    for name in backends:
+        backend = registry.get(name)
+        extra = backend.doctor_rule_data()
+        if extra is not None:
+            rules += parse_rules(extra, origin=str(backend.rules_path()), backend=name)
+    seen: set[str] = set()
+    for rule in rules:
+        if rule.id in seen:
+            raise ConfigError(f"doctor rule id '{rule.id}' is defined twice", "give each rule its own id")
+        seen.add(rule.id)
+    return tuple(rules)
 
 
 def load_rules(path: Path | None = None) -> list[Rule]:
-    """Return the rules from ``path`` (default: the packaged doctor_rules.yaml), cached.
+    """Return the rules from ``path`` (default: the packaged doctor_rules.yaml), then those of
+    every registered serving back-end (cached per file and set of back-ends).
 
     Raises:
-        ConfigError: file missing, invalid YAML, or an invalid rule.
+        ConfigError: file missing, invalid YAML, an invalid rule, or one id defined twice.
     """
-    return list(_load_cached(str(path or default_rules_file())))
+    return list(_load_cached(str(path or default_rules_file()), registry.names()))

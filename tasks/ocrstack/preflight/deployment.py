@@ -19,6 +19,7 @@ since preflight imports no other stage):
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from string import Template
 from typing import Any
@@ -27,6 +28,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ocrstack import versions
+from ocrstack.backends import profiles as profiles_mod
+from ocrstack.backends.profiles import Profile
 from ocrstack.core import paths
 from ocrstack.core.results import Check, Status
 from ocrstack.preflight.facts import PythonEnv
@@ -93,23 +96,24 @@ def check_engine_transformers(
     )
 
 
-def check_draft_release(catalog: dict[str, Any], profiles: dict[str, Any]) -> Check:
+def check_draft_release(catalog: dict[str, Any], profiles: Mapping[str, Profile]) -> Check:
     """Drafts name an existing main model, and speculative profiles default to that pair.
 
-    ``catalog`` is models.yaml's ``models`` mapping, ``profiles`` serve_profiles.yaml's.
+    ``catalog`` is models.yaml's ``models`` mapping, ``profiles`` the loaded serve profiles
+    (:func:`ocrstack.backends.profiles.load`).
     """
     problems: list[str] = []
     for name, m in catalog.items():
         if m.get("kind") == "draft" and catalog.get(m.get("main"), {}).get("kind") != "main":
             problems.append(f"draft {name} names main model {m.get('main')!r}, which models.yaml lacks")
     for pname, p in profiles.items():
-        spec = next((a[1] for a in p.get("args", ()) if a[0] == "--speculative-config" and len(a) > 1), None)
+        spec = next((a[1] for a in p.args if a[0] == "--speculative-config" and len(a) > 1), None)
         if spec is None:
             continue
-        values = {k: str(v) for k, v in (p.get("vars") or {}).items()}
+        values = dict(p.vars)
         draft_path = json.loads(Template(spec).safe_substitute(values)).get("model", "")
         model_path = next(
-            (Template(a[1]).safe_substitute(values) for a in p["args"] if a[0] == "--model"), ""
+            (Template(a[1]).safe_substitute(values) for a in p.args if a[0] == "--model"), ""
         )
         draft, main = PurePosixPath(draft_path).name, PurePosixPath(model_path).name
         if catalog.get(draft, {}).get("main") != main:
@@ -126,7 +130,7 @@ def check_draft_release(catalog: dict[str, Any], profiles: dict[str, Any]) -> Ch
     return Check("draft-release", Status.PASS, "every DSpark draft and speculative profile pairs one release")
 
 
-def check_served_names(profiles: dict[str, Any], parse_default: str, pins: dict[str, str]) -> Check:
+def check_served_names(profiles: Mapping[str, Profile], parse_default: str, pins: dict[str, str]) -> Check:
     """Each profile's served name equals ``--served-model-name``/``--alias`` and parse's default name.
 
     A profile whose served name is not parse's default (``transformers serve`` answers to the model
@@ -135,9 +139,9 @@ def check_served_names(profiles: dict[str, Any], parse_default: str, pins: dict[
     bad: list[str] = []
     other: list[str] = []
     for name, p in profiles.items():
-        values = {**pins, **{k: str(v) for k, v in (p.get("vars") or {}).items()}}
-        served = Template(str(p.get("served-name", "${served_model_name}"))).safe_substitute(values)
-        for a in p.get("args", ()):
+        values = {**pins, **p.vars}
+        served = Template(p.served_name).safe_substitute(values)
+        for a in p.args:
             if a[0] in ("--served-model-name", "--alias") and len(a) > 1:
                 flag_value = Template(a[1]).safe_substitute(values)
                 if flag_value != served:
@@ -167,7 +171,7 @@ def deployment_checks(envs: list[PythonEnv]) -> list[Check]:
     up = versions.pin("upstream")
     vllm_env = next((e for e in envs if e.name == "vllm" and e.vllm), None)
     catalog = paths.read_yaml(paths.data_file("models.yaml"), "model catalog").get("models") or {}
-    profiles = paths.read_yaml(paths.data_file("serve_profiles.yaml"), "serve profiles").get("profiles") or {}
+    profiles = profiles_mod.load().profiles
     default = str(versions.pin("serve.served-model-name"))
     pins = {"served_model_name": default, "port": str(versions.pin("serve.port"))}
     return [

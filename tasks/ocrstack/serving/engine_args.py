@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack import versions
+from ocrstack.backends import registry
+from ocrstack.backends.profiles import Profile, ProfileSet
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError, EnvironmentMismatch
-from ocrstack.serving.profiles import Profile, ProfileSet
 
 PROBE = Path(__file__).with_name("engine_probe.py")
 _MARK = "@@ENGINE-PROBE@@"
@@ -301,7 +302,11 @@ def check_transformers(
 def check_profiles(
     pset: ProfileSet, cache_root: Path, names: Iterable[str] | None = None
 ) -> list[ProfileCheck]:
-    """Parse every (or each named) profile with its engine's parser; llama.cpp profiles are not checked.
+    """Parse every (or each named) profile with its engine's parser.
+
+    How is the back-end's :attr:`~ocrstack.backends.base.Backend.parser_check`: ``"help"``
+    (``transformers serve --help``), ``"probe"`` (the engine's parser, vLLM and SGLang) or None
+    (not checked, llama.cpp).
 
     Raises:
         EnvironmentMismatch: an engine environment could not be built or its probe failed.
@@ -313,9 +318,10 @@ def check_profiles(
         by_engine.setdefault(pset.builds[p.build].engine, []).append(p)
     out: list[ProfileCheck] = []
     for eng, profs in by_engine.items():
-        if eng == "transformers":
+        how = registry.get(eng).parser_check
+        if how == "help":
             out += check_transformers(profs, specs[eng])
-        elif eng in ("vllm", "sglang"):
+        elif how == "probe":
             python = ensure_env(specs[eng], cache_root)
             answer = run_probe(python, specs[eng], {p.name: profile_argv(p) for p in profs})
             out += [judge(p, specs[eng], answer) for p in profs]

@@ -6,18 +6,14 @@ Used by :mod:`ocrstack.serving.plan`.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from ocrstack import versions
-from ocrstack.core import proc
-from ocrstack.serving.profiles import Profile, ProfileSet
+from ocrstack.backends.base import Site
+from ocrstack.backends.profiles import Profile, ProfileSet
 
 
 def site_packages(venv: Path) -> Path | None:
@@ -52,69 +48,22 @@ def toolchain_nvcc(home: Path) -> Path | None:
 # --------------------------------------------------------------------------- builds
 
 
-def _dist_version(dist: str, sp: Path | None) -> str | None:
-    if sp is None:
-        return versions.installed(dist)
-    for d in md.distributions(path=[str(sp)]):
-        if (d.metadata["Name"] or "").lower().replace("_", "-") == dist:
-            return d.version
-    return None
-
-
 def detect_build(
     profile: Profile, pset: ProfileSet, venv: Path | None, env: Mapping[str, str]
 ) -> tuple[str | None, str]:
     """Return ``(build id or None, detail)`` for the server environment a profile would run in.
 
-    vLLM: the installed ``vllm`` version in the venv's site-packages; a version carrying the
-    feat-ocr commit (versions.yaml ``vllm.fork-commit``, setuptools-scm local part) is
-    ``feat-ocr``, versions.yaml ``upstream.vllm`` is ``upstream``. transformers: the fork
-    version (``transformers.fork-version``) or >= 5.21 (first release with ``minicpm_ocr``,
-    versions.yaml ``upstream.transformers``). llama.cpp: ``llama-server`` on the PATH. SGLang
-    (MinerU-Diffusion, issue 14): an ``sglang`` version carrying the fork commit
-    (``mineru-diffusion.sglang-fork-commit``); upstream SGLang cannot load the model.
-    Metadata is read from disk; nothing is imported or run.
+    The profile's back-end (:meth:`ProfileSet.backend`) recognises its build from what is
+    installed (its version expectations: :mod:`ocrstack.backends.vllm`, ``sglang``,
+    ``transformers``, ``llamacpp``). A back-end that runs from a Python environment needs the
+    given ``venv`` to exist. Metadata is read from disk; nothing is imported or run.
     """
-    engine = pset.builds[profile.build].engine
+    backend = pset.backend(profile)
     sp = site_packages(venv) if venv is not None and venv.is_dir() else None
     where = f"in {sp}" if sp else ("in this interpreter" if venv is None else f"({venv} does not exist)")
-    if venv is not None and sp is None and engine in ("vllm", "transformers", "sglang"):
+    if venv is not None and sp is None and backend.python_env:
         return None, f"environment {venv} not found"
-    if engine == "vllm":
-        ver = _dist_version("vllm", sp)
-        if ver is None:
-            return None, f"vllm not installed {where}"
-        commit = str(versions.pin("vllm.fork-commit"))
-        if commit[:7] in ver:
-            return "feat-ocr", f"vllm {ver} {where}"
-        if ver == str(versions.pin("upstream.vllm")):
-            return "upstream", f"vllm {ver} {where}"
-        return None, f"vllm {ver} {where} is neither the feat-ocr build ({commit}) nor upstream"
-    if engine == "transformers":
-        ver = _dist_version("transformers", sp)
-        if ver is None:
-            return None, f"transformers not installed {where}"
-        fork = str(versions.pin("transformers.fork-version"))
-        try:
-            ok = ver == fork or Version(ver) in SpecifierSet(str(versions.pin("upstream.transformers")))
-        except InvalidVersion:
-            ok = False
-        if ok:
-            return "transformers", f"transformers {ver} {where}"
-        need = f"{fork} or {versions.pin('upstream.transformers')}"
-        return None, f"transformers {ver} {where} has no minicpm_ocr (need {need})"
-    if engine == "sglang":
-        ver = _dist_version("sglang", sp)
-        if ver is None:
-            return None, f"sglang not installed {where}"
-        commit = str(versions.pin("mineru-diffusion.sglang-fork-commit"))
-        if commit[:7] in ver:
-            return profile.build, f"sglang {ver} {where}"
-        return None, f"sglang {ver} {where} is not the MinerU-Diffusion fork ({commit[:9]}; issue 8)"
-    if engine == "llama.cpp":
-        exe = proc.which(profile.program[0], env)
-        return ("llama.cpp", exe) if exe else (None, f"{profile.program[0]} not on PATH")
-    return profile.build, f"engine '{engine}' is not checked"
+    return backend.detect(Site(profile.build, profile.program[0], sp, where, env))
 
 
 def default_env(profile: Profile) -> Path | None:

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack import gpu
+from ocrstack.backends import profiles as profiles_mod
+from ocrstack.backends.profiles import Profile, ProfileSet
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError, UsageError
-from ocrstack.serving import profiles as profiles_mod
 from ocrstack.serving.environment import cuda_home, default_env, detect_build, toolchain_nvcc
-from ocrstack.serving.profiles import Profile, ProfileSet
 
 DEFAULT_RUN_DIR = Path(".ocrstack") / "serve"
 
@@ -200,8 +200,8 @@ def plan(opts: ServeOptions, gpus: gpu.GpuScan | None = None) -> LaunchPlan:
         env_set["PATH"] = os.pathsep.join(path + [env.get("PATH", "")])
         shown["PATH"] = os.pathsep.join(path + ["$PATH"])
 
-    # vLLM and SGLang (MinerU-Diffusion's LowConfidence diffusion decoding) need a GPU
-    gpu_required = profile.gpu and pset.builds[profile.build].engine in ("vllm", "sglang")
+    # e.g. vLLM and SGLang (MinerU-Diffusion's LowConfidence diffusion decoding) need a GPU
+    gpu_required = profile.gpu and pset.backend(profile).gpu_required
     if profile.gpu:
         if opts.gpu is not None:
             env_set["CUDA_VISIBLE_DEVICES"] = str(opts.gpu)

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ocrstack.backends.profiles import RestartPolicy
 from ocrstack.client.readiness import Outcome, wait_ready
 from ocrstack.serving import plan as plan_mod
 from ocrstack.serving import process
 from ocrstack.serving.plan import LaunchPlan, ServeOptions
-from ocrstack.serving.profiles import RestartPolicy
 
 
 @dataclass

@@ -167,6 +167,26 @@ class FakeOpenAIServer:
             cfg.model,
         )
 
+    def _generate(self, seconds: float) -> None:
+        """Queue for a generation slot (``max_concurrent``), then "generate" for ``seconds``.
+
+        The waiting/running counts are what ``/metrics`` reports.
+        """
+        with self._lock:
+            self._waiting += 1
+        try:
+            if self._gate is not None:
+                self._gate.acquire()
+            with self._lock:
+                self._waiting -= 1
+                self._running += 1
+            time.sleep(seconds)
+        finally:
+            if self._gate is not None:
+                self._gate.release()
+            with self._lock:
+                self._running -= 1
+
     def _fault(self, body: dict[str, Any], url: str) -> int | None:
         """The simulated failure status for this chat request, or None (burst, poison, warm-up)."""
         cfg = self.config
@@ -279,23 +299,12 @@ class FakeOpenAIServer:
                 except ValueError:
                     self._send(400, {"error": {"message": "invalid JSON"}})
                     return
-                size = None
-                for msg in body.get("messages", []):
-                    for part in msg.get("content") if isinstance(msg.get("content"), list) else []:
-                        if part.get("type") == "image_url":
-                            size = png_size(part["image_url"]["url"])
+                urls = _image_urls(body)
+                size = png_size(urls[-1]) if urls else None  # the last image's size, as recorded before
                 rec = Recorded(body, dict(self.headers), size, time.monotonic())
                 with server._lock:
                     server.requests.append(rec)
-                image = next(
-                    (
-                        part["image_url"]["url"]
-                        for msg in body.get("messages", [])
-                        for part in (msg.get("content") if isinstance(msg.get("content"), list) else [])
-                        if part.get("type") == "image_url"
-                    ),
-                    "",
-                )
+                image = urls[0] if urls else ""
                 fault = server._fault(body, hashlib.sha256(image.encode()).hexdigest())
                 if fault is not None:
                     self._send(fault, {"error": {"message": f"simulated {fault}"}})
@@ -319,20 +328,7 @@ class FakeOpenAIServer:
                 delay = cfg.latency if cfg.delay is None else cfg.delay(body, size)
                 if cfg.probe_latency is not None and int(body.get("max_tokens") or 2) <= 1:
                     delay = cfg.probe_latency
-                with server._lock:
-                    server._waiting += 1
-                try:
-                    if server._gate is not None:
-                        server._gate.acquire()
-                    with server._lock:
-                        server._waiting -= 1
-                        server._running += 1
-                    time.sleep(delay)
-                finally:
-                    if server._gate is not None:
-                        server._gate.release()
-                    with server._lock:
-                        server._running -= 1
+                server._generate(delay)
                 if server._killed:  # crashed while generating: no answer
                     self.close_connection = True
                     self.connection.close()
@@ -360,6 +356,16 @@ class FakeOpenAIServer:
                 )
 
         return Handler
+
+
+def _image_urls(body: dict[str, Any]) -> list[str]:
+    """The ``image_url`` URLs of a chat body's messages, in order (``[]`` for text-only requests)."""
+    return [
+        part["image_url"]["url"]
+        for msg in body.get("messages", [])
+        for part in (msg.get("content") if isinstance(msg.get("content"), list) else [])
+        if part.get("type") == "image_url"
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

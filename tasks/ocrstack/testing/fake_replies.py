@@ -8,6 +8,8 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from ocrstack.backends import registry
+
 
 def png_size(data_url: str) -> tuple[int, int] | None:
     """Width/height from a ``data:image/png;base64,...`` URL (reads the IHDR chunk only), or None."""
@@ -56,22 +58,24 @@ def prompt_replay(
 
 
 def metrics_text(engine: str, running: float, waiting: float, kv: float, model: str) -> str:
-    """Prometheus text in ``engine``'s names (``vllm`` or ``sglang``) for the three load gauges.
+    """Prometheus text in back-end ``engine``'s gauge names for the three load gauges.
 
-    Names: vLLM ``vllm/v1/metrics/loggers.py`` (``num_requests_running``, ``num_requests_waiting``,
-    ``kv_cache_usage_perc``, labels ``model_name`` and ``engine``); SGLang
-    ``python/sglang/srt/metrics/collector.py`` (``num_running_reqs``, ``num_queue_reqs``,
-    ``token_usage``, label ``model_name``).
+    Names and labels: the back-end's :attr:`~ocrstack.backends.base.Backend.gauges` (vLLM
+    ``vllm/v1/metrics/loggers.py`` with labels ``engine`` and ``model_name``; SGLang
+    ``python/sglang/srt/metrics/collector.py`` with ``model_name``); the first cache name is used,
+    ``model_name`` is ``model`` and any other label ``"0"``.
+
+    Raises:
+        ConfigError: ``engine`` is not a registered back-end.
+        ValueError: the back-end has no ``/metrics`` gauges.
     """
-    if engine == "vllm":
-        names = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
-        labels = f'engine="0",model_name="{model}"'
-    elif engine == "sglang":
-        names = ("sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage")
-        labels = f'model_name="{model}"'
-    else:
-        raise ValueError(f"unknown metrics format {engine!r}: vllm or sglang")
+    gauges = registry.get(engine).gauges
+    if gauges is None:
+        raise ValueError(f"back-end {engine!r} serves no /metrics gauges")
+    labels = ",".join(f'{k}="{model}"' if k == "model_name" else f'{k}="0"' for k in gauges.labels)
     lines = []
-    for name, value in zip(names, (running, waiting, kv), strict=True):
+    for name, value in zip(
+        (gauges.running, gauges.waiting, gauges.cache[0]), (running, waiting, kv), strict=True
+    ):
         lines += [f"# HELP {name} {name}", f"# TYPE {name} gauge", f"{name}{{{labels}}} {float(value)}"]
     return "\n".join(lines) + "\n"

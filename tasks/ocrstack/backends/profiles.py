@@ -1,8 +1,11 @@
 """Serve profiles: data in ``ocrstack/data/serve_profiles.yaml`` turned into argument lists.
 
 A profile names its program, its flags (with ``${var}`` placeholders), the build it
-targets and how its environment is prepared. :func:`load` reads and validates the file;
-:meth:`Profile.argv` renders the argument list (never a shell string).
+targets (whose ``engine`` is a registered back-end) and how its environment is prepared.
+:func:`load` reads the file once (cached per path and mtime), validates it against
+:mod:`ocrstack.backends.schema` and returns typed objects; :meth:`Profile.argv` renders the
+argument list (never a shell string). ``serve``, ``preflight``, ``deploy`` and the DSpark
+proof all read the file through :func:`load`.
 
 The served model name and the port default to ``envs/versions.yaml`` (``serve.served-model-name``,
 ``serve.port``), the same pins ``ocrstack parse`` uses (guide 4.1: change both together).
@@ -20,6 +23,8 @@ from string import Template
 from typing import Any
 
 from ocrstack import versions
+from ocrstack.backends import registry
+from ocrstack.backends.base import Backend
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError, UsageError
 
@@ -62,6 +67,19 @@ class RestartPolicy:
     doctor_rules: tuple[str, ...]
     phases: tuple[str, ...]
     max_plain_restarts: int = 1
+
+
+@dataclass(frozen=True)
+class DsparkCheck:
+    """``dspark-check``: counter base names (without ``_total``) and the accepted length range (guide 6)."""
+
+    accepted: str
+    drafts: str
+    draft_tokens: str
+    per_position: str
+    low: float
+    high: float
+    source: str
 
 
 @dataclass(frozen=True)
@@ -185,6 +203,11 @@ class ProfileSet:
     profiles: Mapping[str, Profile]
     phases: tuple[Phase, ...]
     restart: RestartPolicy
+    dspark_check: DsparkCheck | None = None
+
+    def backend(self, profile: Profile) -> Backend:
+        """The serving back-end of ``profile``'s build (its ``engine``, looked up in the registry)."""
+        return registry.get(self.builds[profile.build].engine)
 
     def get(self, name: str) -> Profile:
         """Return profile ``name``.
@@ -198,78 +221,52 @@ class ProfileSet:
         return self.profiles[name]
 
 
-def _bad(path: Path, what: str) -> ConfigError:
-    return ConfigError(f"{path}: {what}", "fix the serve profiles file (format in its header comment)")
-
-
 def _parse(path: Path, data: Any) -> ProfileSet:
-    if not isinstance(data, dict) or data.get("schema") != 1:
-        raise _bad(path, "expected a mapping with 'schema: 1'")
-    builds: dict[str, Build] = {}
-    for bid, b in (data.get("builds") or {}).items():
-        if not isinstance(b, dict) or "engine" not in b:
-            raise _bad(path, f"build '{bid}' needs an 'engine'")
-        desc = _pins(str(b.get("description", "")))
-        builds[bid] = Build(bid, b["engine"], desc, tuple(b.get("unknown-flags") or ()))
-    profiles: dict[str, Profile] = {}
-    for name, p in (data.get("profiles") or {}).items():
-        if not isinstance(p, dict):
-            raise _bad(path, f"profile '{name}' is not a mapping")
-        for key in ("build", "program", "args"):
-            if key not in p:
-                raise _bad(path, f"profile '{name}' has no '{key}'")
-        if p["build"] not in builds:
-            raise _bad(path, f"profile '{name}' targets unknown build '{p['build']}'")
-        args = []
-        for item in p["args"]:
-            if not isinstance(item, list) or not 1 <= len(item) <= 2 or not str(item[0]).startswith("-"):
-                raise _bad(path, f"profile '{name}': each arg must be [flag] or [flag, value], got {item!r}")
-            args.append(tuple(str(x) for x in item))
-        if "speculative" in p:
-            raise _bad(
-                path, f"profile '{name}': 'speculative' is implied by a --speculative-config arg; remove it"
-            )
-        vars_ = {str(k): str(v) for k, v in (p.get("vars") or {}).items()}
-        for req in p.get("required-files") or ():
-            if req not in vars_:
-                raise _bad(path, f"profile '{name}': required file var '{req}' has no default in vars")
-        checked = p.get("checked") or {}
-        flags = {a[0] for a in args} | {str(x) for x in p.get("listen") or () if str(x).startswith("-")}
-        flags |= {str(p["enforce-eager-flag"])} if p.get("enforce-eager-flag") else set()
-        if not isinstance(checked, dict) or set(checked) - flags:
-            raise _bad(path, f"profile '{name}': 'checked' names flags it does not pass: "
-                       f"{sorted(set(checked) - flags) if isinstance(checked, dict) else checked!r}")
-        profiles[name] = Profile(
+    from ocrstack.backends import schema  # pydantic: only when a profiles file is read
+
+    doc = schema.validate(path, data)
+    builds = {
+        bid: Build(bid, b.engine, _pins(b.description), tuple(b.unknown_flags))
+        for bid, b in doc.builds.items()
+    }
+    profiles = {
+        name: Profile(
             name=name,
-            build=p["build"],
-            program=tuple(str(x) for x in p["program"]),
-            args=tuple(args),
-            positional=tuple(str(x) for x in p.get("positional") or ()),
-            listen=tuple(str(x) for x in p.get("listen") or ()),
-            vars=vars_,
-            required_files=tuple(p.get("required-files") or ()),
-            venv_default=p.get("venv-default"),
-            cuda_env=bool(p.get("cuda-env", False)),
-            gpu=bool(p.get("gpu", False)),
-            enforce_eager_flag=p.get("enforce-eager-flag"),
-            served_name=str(p.get("served-name", "${served_model_name}")),
-            description=_pins(str(p.get("description", ""))),
-            source=str(p.get("source", "")),
-            checked={str(k): str(v) for k, v in checked.items()},
+            build=p.build,
+            program=tuple(p.program),
+            args=tuple(tuple(item) for item in p.args),
+            positional=tuple(p.positional),
+            listen=tuple(p.listen),
+            vars=dict(p.vars),
+            required_files=tuple(p.required_files),
+            venv_default=p.venv_default,
+            cuda_env=p.cuda_env,
+            gpu=p.gpu,
+            enforce_eager_flag=p.enforce_eager_flag,
+            served_name=p.served_name,
+            description=_pins(p.description),
+            source=p.source,
+            checked=dict(p.checked),
         )
-    if not profiles:
-        raise _bad(path, "no profiles")
-    phases = []
-    for ph in data.get("phases") or ():
-        try:
-            phases.append(Phase(ph["name"], re.compile(ph["start"]), re.compile(ph["end"])))
-        except (KeyError, re.error) as exc:
-            raise _bad(path, f"phase {ph!r}: {exc}") from exc
-    r = data.get("restart") or {}
-    restart = RestartPolicy(
-        tuple(r.get("doctor-rules") or ()), tuple(r.get("phases") or ()), int(r.get("max-plain-restarts", 1))
+        for name, p in doc.profiles.items()
+    }
+    phases = tuple(Phase(ph.name, ph.start, ph.end) for ph in doc.phases)
+    r = doc.restart
+    restart = RestartPolicy(tuple(r.doctor_rules), tuple(r.phases), r.max_plain_restarts)
+    d = doc.dspark_check
+    dspark = (
+        DsparkCheck(
+            d.counters.accepted,
+            d.counters.drafts,
+            d.counters.draft_tokens,
+            d.counters.per_position,
+            *d.acceptance_length,
+            d.source,
+        )
+        if d is not None
+        else None
     )
-    return ProfileSet(path, builds, profiles, tuple(phases), restart)
+    return ProfileSet(path, builds, profiles, phases, restart, dspark)
 
 
 @lru_cache(maxsize=8)
@@ -282,7 +279,7 @@ def load(path: Path | None = None) -> ProfileSet:
     """Load and validate a profiles file (default: the packaged ``serve_profiles.yaml``).
 
     Raises:
-        ConfigError: missing file, invalid YAML, or a structural error (message names the profile).
+        ConfigError: missing file, invalid YAML, or a schema error (``FILE: KEY: problem``).
     """
     p = Path(path) if path else default_profiles_file()
     try:
