@@ -22,7 +22,8 @@ FAKE = Path(__file__).with_name("fake_server.py")
 @pytest.fixture
 def fake_profiles(tmp_path: Path) -> Path:
     data = yaml.safe_load(profiles.default_profiles_file().read_text())
-    data["builds"]["fake"] = {"engine": "none", "description": "test double"}
+    # the llama.cpp back-end: no Python environment, the build is "its program is on PATH"
+    data["builds"]["fake"] = {"engine": "llama.cpp", "description": "test double"}
     data["profiles"] = {
         "fake": {
             "description": "fake server",

@@ -1,8 +1,8 @@
 """llama.cpp ``llama-server`` with a GGUF model and its ``--mmproj`` projector.
 
-Build ``llama.cpp``: the profile's program on the server environment's PATH (no Python
-environment, no version pin). Without ``--metrics`` it serves no ``/metrics``; it runs on the
-CPU when no GPU is free.
+Build ``llama.cpp`` (any build whose engine is ``llama.cpp``): the profile's program on the
+server environment's PATH (no Python environment, no version pin). Without ``--metrics`` it
+serves no ``/metrics``; it runs on the CPU when no GPU is free.
 """
 
 from __future__ import annotations
@@ -20,6 +20,6 @@ class LlamaCpp(Backend):
     python_env: ClassVar[bool] = False
 
     def detect(self, site: Site) -> tuple[str | None, str]:
-        """``llama.cpp`` with the program's path when it is on PATH, else None."""
+        """The profile's build and the program's path when it is on PATH, else None."""
         exe = proc.which(site.program, site.env)
-        return ("llama.cpp", exe) if exe else (None, f"{site.program} not on PATH")
+        return (site.build, exe) if exe else (None, f"{site.program} not on PATH")
