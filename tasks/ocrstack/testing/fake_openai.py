@@ -54,6 +54,7 @@ from typing import Any
 
 from ocrstack.testing.fake_replies import (
     _default_reply,
+    image_urls,
     metrics_text,
     png_size,
     prompt_replay,
@@ -299,7 +300,7 @@ class FakeOpenAIServer:
                 except ValueError:
                     self._send(400, {"error": {"message": "invalid JSON"}})
                     return
-                urls = _image_urls(body)
+                urls = image_urls(body)
                 size = png_size(urls[-1]) if urls else None  # the last image's size, as recorded before
                 rec = Recorded(body, dict(self.headers), size, time.monotonic())
                 with server._lock:
@@ -356,16 +357,6 @@ class FakeOpenAIServer:
                 )
 
         return Handler
-
-
-def _image_urls(body: dict[str, Any]) -> list[str]:
-    """The ``image_url`` URLs of a chat body's messages, in order (``[]`` for text-only requests)."""
-    return [
-        part["image_url"]["url"]
-        for msg in body.get("messages", [])
-        for part in (msg.get("content") if isinstance(msg.get("content"), list) else [])
-        if part.get("type") == "image_url"
-    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
-"""Answers of the fake OpenAI server (:mod:`ocrstack.testing.fake_openai`): PNG sizes, the default
-echo reply, replayed answers by prompt, and engine-format ``/metrics`` text."""
+"""Answers of the fake OpenAI server (:mod:`ocrstack.testing.fake_openai`): PNG sizes, a chat body's
+image URLs and prompt, the default echo reply, replayed answers by prompt, and ``/metrics`` text in
+a back-end's gauge names."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ def _default_reply(body: dict[str, Any], size: tuple[int, int] | None) -> str:
             prompt += "".join(p.get("text", "") for p in content if p.get("type") == "text")
     dims = f"{size[0]}x{size[1]}" if size else "noimage"
     return f"[{dims}] {prompt.strip()}"
+
+
+def image_urls(body: dict[str, Any]) -> list[str]:
+    """The ``image_url`` URLs of a chat body's messages, in order (``[]`` for text-only requests)."""
+    return [
+        part["image_url"]["url"]
+        for msg in body.get("messages", [])
+        for part in (msg.get("content") if isinstance(msg.get("content"), list) else [])
+        if part.get("type") == "image_url"
+    ]
 
 
 def request_prompt(body: dict[str, Any]) -> str:
