@@ -3,7 +3,8 @@
 Builds (``serve_profiles.yaml``): ``feat-ocr`` when the installed ``vllm`` version carries the
 fork commit (versions.yaml ``vllm.fork-commit``, setuptools-scm local part), ``upstream`` when
 it is versions.yaml ``upstream.vllm``. Gauges: ``vllm/v1/metrics/loggers.py``, summed over the
-``engine`` label (``vllm:gpu_cache_usage_perc`` before vLLM 0.10).
+``engine`` label (``vllm:gpu_cache_usage_perc`` before vLLM 0.10). Doctor rules:
+``data/backends/vllm_rules.yaml``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Vllm(Backend):
         labels=("engine", "model_name"),
     )
     parser_check: ClassVar[str | None] = "probe"
+    rules_file: ClassVar[str | None] = "backends/vllm_rules.yaml"
 
     def detect(self, site: Site) -> tuple[str | None, str]:
         """``feat-ocr`` (fork commit in the version), ``upstream`` (``upstream.vllm``), else None."""
