@@ -247,7 +247,7 @@ class FakeOpenAIServer:
             # waits ~40 ms per answer for the delayed ACK (Nagle), which is not server time.
             disable_nagle_algorithm = True
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            def log_message(self, format: str, *args: Any) -> None:
                 return  # quiet
 
             def _send(self, status: int, payload: Any, text: str | None = None) -> None:
@@ -264,7 +264,7 @@ class FakeOpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the client gave up (timeout test): not an error here
 
-            def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            def do_GET(self) -> None:
                 cfg = server.config
                 warming = time.monotonic() - server._started < cfg.warmup_seconds
                 if self.path == "/health":
@@ -281,7 +281,7 @@ class FakeOpenAIServer:
                 else:
                     self._send(404, {"detail": "Not Found"})
 
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            def do_POST(self) -> None:
                 cfg = server.config
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
