@@ -20,7 +20,8 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from ocrstack.api.app import ServiceConfig, create_app
+from ocrstack.api.app import create_app
+from ocrstack.api.service import ServiceConfig
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
@@ -53,7 +54,7 @@ def test_no_5xx_and_responses_match_the_schema(api_schema) -> None:  # noqa: ANN
             case.call_and_validate(checks=CHECKS)
 
         run()
-    seen = app.state.metrics.requests.collect()[0].samples
+    seen = app.state.service.metrics.requests.collect()[0].samples
     calls = {
         (x.labels["method"], x.labels["route"], x.labels["status"]): x.value
         for x in seen

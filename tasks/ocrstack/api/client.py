@@ -44,16 +44,12 @@ def request_fields(options: ParseOptions) -> dict[str, str | list[str]]:
     """Form fields for the options that differ from :class:`ParseOptions` defaults."""
     default = ParseOptions(inputs=())
     fields: dict[str, str | list[str]] = {}
-    for name in api_options.FIELDS:
+    for name, spec in api_options.FIELDS.items():
         value = getattr(options, name)
         if value == getattr(default, name) or value is None:
             continue
         fields[name] = (
-            list(value)
-            if name == "server_urls"
-            else str(value).lower()
-            if isinstance(value, bool)
-            else str(value)
+            list(value) if spec.many else str(value).lower() if isinstance(value, bool) else str(value)
         )
     return fields
 

@@ -1,54 +1,76 @@
 """Form fields -> :class:`ocrstack.parsing.options.ParseOptions`, validated like ``ocrstack parse``.
 
-Form field names are the :class:`ParseOptions` field names (``dpi``, ``pages``,
-``request_timeout``, ``server_urls``, ...). Conversion and range checks are the CLI's own:
-:func:`ocrstack.parsing.options.from_mapping` (each option declared once), so a bad value gets the
+Which options a request may set is declared once, beside each option in
+:mod:`ocrstack.parsing.options` (``where=... REQUEST``, with the reason); :data:`FIELDS` (the form
+fields, the OpenAPI form schema, what a job stores) and :data:`SERVICE_FIELDS` (the
+``ocrstack api serve`` flags) are derived from it. Form field names are the :class:`ParseOptions`
+field names (``dpi``, ``pages``, ``request_timeout``, ``server_urls``, ...). Conversion and range
+checks are the CLI's own (:func:`ocrstack.parsing.options.from_mapping`), so a bad value gets the
 same one-line message and fix as ``ocrstack parse``.
 
-What the API deliberately does not take from a request, because it would let a client reach
-server-side resources:
+Besides the options that are not request-settable (server paths, the recognizer API key, what the
+service decides about a job's files), two values of request-settable options are refused here,
+because they would let a client reach server-side resources:
 
-* ``layout_model`` and prompt *files* (server paths): only built-in prompt set names;
+* prompt *files* (server paths): only built-in prompt set names;
 * recognizer ``server_urls`` outside the list the operator configured (no server-side fetching
-  of user-given URLs: a client may only pick among ``ocrstack api serve --server-url``);
-* ``inputs``/``output``/``force``/``save_layout_images``/``api_key``: the service decides those.
+  of user-given URLs: a client may only pick among ``ocrstack api serve --server-url``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
+from ocrstack.core import options as opt
 from ocrstack.core.errors import UsageError
 from ocrstack.parsing import options as parse_options
 from ocrstack.parsing.options import ParseOptions
 
-#: Request-settable ParseOptions fields and their type (the OpenAPI schema lists them).
-FIELDS: dict[str, type] = {
-    "pages": str,
-    "dpi": int,
-    "layout": str,
-    "recognizer": str,
-    "model": str,
-    "prompts": str,
-    "max_tokens": int,
-    "request_timeout": float,
-    "retries": int,
-    "concurrency": int,
-    "limit": int,
-    "max_pixels": int,
-    "keep_paratext": bool,
-    "text_layer": str,
-    "password": str,
-    "server_urls": tuple,
-}
-#: Service-level fields a job inherits from ``ocrstack api serve`` and a request cannot set.
-SERVICE_FIELDS = ("layout_model", "api_key")
+#: Request-settable ParseOptions fields (form field name -> declaration), in declaration order.
+FIELDS: dict[str, opt.Spec] = {f.name: s for f, s in opt.specs(ParseOptions, opt.REQUEST)}
+#: ParseOptions fields a service sets for all its jobs (``ocrstack api serve`` flags).
+SERVICE_FIELDS: tuple[str, ...] = tuple(f.name for f, _ in opt.specs(ParseOptions, opt.SERVICE))
+#: Fields whose empty form value means "not given" (a number cannot be empty).
+_NUMBERS = (int, float)
 
 
 def _urls(raw: str | Sequence[str]) -> list[str]:
     items = [raw] if isinstance(raw, str) else list(raw)
     return [u.strip().rstrip("/") for item in items for u in item.split(",") if u.strip()]
+
+
+def _refuse(name: str) -> None:
+    """Refuse a form field that is no request-settable option: one the service sets, or unknown.
+
+    Raises:
+        UsageError: always; a service-only option is named with the ``api serve`` flag that sets it.
+    """
+    declared = {f.name: (f, s) for f, s in opt.specs(ParseOptions)}
+    if name not in declared:
+        raise UsageError(f"unknown option {name!r}", f"use one of: {', '.join(FIELDS)}")
+    f, s = declared[name]
+    setter = f"ocrstack api serve {opt.flag_name(f, s)}" if opt.SERVICE in s.where else "the service"
+    raise UsageError(
+        f"option {name!r} cannot be set per request (it is set by {setter})",
+        f"leave it out; a job may set only: {', '.join(FIELDS)}",
+    )
+
+
+def _server_urls(raw: str | Sequence[str], allowed_server_urls: Sequence[str]) -> tuple[str, ...]:
+    urls = _urls(raw)
+    allowed = {u.rstrip("/") for u in allowed_server_urls}
+    bad = [u for u in urls if u not in allowed]
+    if bad:
+        raise UsageError(
+            f"--server-url {bad[0]} is not one of this service's recognizer servers",
+            f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}, "
+            "or start the service with --server-url",
+        )
+    return tuple(urls)
 
 
 def from_form(
@@ -61,35 +83,29 @@ def from_form(
 
     Args:
         fields: field name -> value (``server_urls`` may be a list or comma-separated); unknown
-            names are rejected so a typo is not silently ignored.
+            names and options a request may not set are rejected, so nothing is silently ignored.
         base: the service defaults (``ocrstack api serve`` flags, incl. the recognizer API key).
         allowed_server_urls: recognizer endpoints a request may name.
 
     Raises:
-        UsageError: unknown field, bad value, unknown layout/recognizer, prompt set not built in,
-            server URL not configured, out-of-range number: the CLI's message and fix.
+        UsageError: unknown or service-only field, bad value, unknown layout/recognizer, prompt set
+            not built in, server URL not configured, out-of-range number: the CLI's message and fix.
     """
     request: dict[str, object] = {}
     for name, raw in fields.items():
-        if name not in FIELDS:
-            raise UsageError(f"unknown option {name!r}", f"use one of: {', '.join(FIELDS)}")
-        if name == "server_urls":
-            urls = _urls(raw)
-            allowed = {u.rstrip("/") for u in allowed_server_urls}
-            bad = [u for u in urls if u not in allowed]
-            if bad:
-                raise UsageError(
-                    f"--server-url {bad[0]} is not one of this service's recognizer servers",
-                    f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}, "
-                    "or start the service with --server-url",
-                )
+        spec = FIELDS.get(name)
+        if spec is None:
+            _refuse(name)
+        elif name == "server_urls":
+            urls = _server_urls(raw, allowed_server_urls)
             if urls:
-                request[name] = tuple(urls)
-            continue
-        value = raw if isinstance(raw, str) else (raw[-1] if raw else "")
-        if value == "" and FIELDS[name] in (int, float):
-            continue
-        request[name] = value
+                request[name] = urls
+        elif spec.many:
+            request[name] = raw
+        else:
+            value = raw if isinstance(raw, str) else (raw[-1] if raw else "")
+            if not (value == "" and spec.convert in _NUMBERS):
+                request[name] = value
     prompts = str(request.get("prompts", base.prompts))
     if prompts != base.prompts:
         _builtin_prompts(prompts)
@@ -117,15 +133,46 @@ def validate(opts: ParseOptions) -> None:
     from_form({}, base=opts, allowed_server_urls=opts.server_urls)
 
 
+def service_defaults(values: Mapping[str, Any]) -> ParseOptions:
+    """The defaults of every job of a service: the parse options marked ``SERVICE`` given as
+    ``ocrstack api serve`` flags (``values`` by field name, strings converted like the CLI's),
+    declared defaults (and ``$OCR_LAYOUT_MODEL_DIR``) for the rest, the recognizer key from
+    ``$OPENAI_API_KEY``, server URLs without a trailing slash; checked like a job's options.
+
+    Raises:
+        UsageError: a name that is not service-settable, or a bad value (flag and fix named).
+    """
+    unknown = sorted(set(values) - set(SERVICE_FIELDS))
+    if unknown:
+        raise UsageError(
+            f"not a service option: {', '.join(unknown)}", f"use only: {', '.join(SERVICE_FIELDS)}"
+        )
+    base = parse_options.from_mapping(values)
+    base = dataclasses.replace(
+        base,
+        server_urls=tuple(u.rstrip("/") for u in base.server_urls),
+        api_key=os.environ.get("OPENAI_API_KEY") or None,
+    )
+    validate(base)
+    return base
+
+
 def to_json(opts: ParseOptions) -> dict:
     """The request-settable fields of ``opts`` as JSON (stored with the job; never the API key)."""
-    out = {name: getattr(opts, name) for name in FIELDS}
-    out["server_urls"] = list(opts.server_urls)
-    return out
+    return {
+        name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Path) else value
+        for name in FIELDS
+        for value in (getattr(opts, name),)
+    }
 
 
 def from_json(data: Mapping, base: ParseOptions) -> ParseOptions:
-    """Inverse of :func:`to_json` on top of ``base`` (the service's defaults, incl. the API key)."""
-    values = {k: v for k, v in data.items() if k in FIELDS}
-    values["server_urls"] = tuple(data.get("server_urls") or base.server_urls)
+    """Inverse of :func:`to_json` on top of ``base`` (the service's defaults, incl. the API key).
+
+    A job stored before a field became request-settable lacks it and takes the service default;
+    a stored name that is no request-settable field (any more) is ignored.
+    """
+    values = {k: v for k, v in data.items() if k in FIELDS and not FIELDS[k].many}
+    for name in (k for k, s in FIELDS.items() if s.many):
+        values[name] = tuple(data.get(name) or getattr(base, name))
     return dataclasses.replace(base, **values)

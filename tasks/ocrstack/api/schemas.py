@@ -21,9 +21,13 @@ from ocrstack.core import options as core_options
 from ocrstack.core.errors import InputError, OcrstackError, UsageError
 from ocrstack.parsing.options import ParseOptions
 
-#: CLI flag -> form field of the same option (one declaration: ocrstack.parsing.options).
+#: CLI flag -> form field of the same request-settable option (one declaration:
+#: ocrstack.parsing.options); flags of service-only options stay flags (the operator sets them).
 FORM_FIELDS = {
-    flag: f.name for f, s in core_options.specs(ParseOptions) for flag in s.flags if flag.startswith("--")
+    flag: f.name
+    for f, s in core_options.specs(ParseOptions, core_options.REQUEST)
+    for flag in s.flags
+    if flag.startswith("--")
 }
 _FLAG = re.compile(r"--[a-z][a-z0-9-]*")
 
@@ -88,8 +92,12 @@ UPLOAD_BODY = {
                     "required": ["file"],
                     "properties": {
                         "file": {"type": "string", "format": "binary"},
-                        **{k: {"type": "string"} for k in api_options.FIELDS if k != "server_urls"},
-                        "server_urls": {"type": "array", "items": {"type": "string"}},
+                        **{
+                            name: {"type": "array", "items": {"type": "string"}}
+                            if spec.many
+                            else {"type": "string"}
+                            for name, spec in api_options.FIELDS.items()
+                        },
                     },
                 }
             }

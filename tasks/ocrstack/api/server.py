@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from ocrstack.api.app import ServiceConfig, create_app
+from ocrstack.api.app import create_app
+from ocrstack.api.service import ServiceConfig
 from ocrstack.core.errors import UsageError
 
 #: Hosts that only this machine can reach (the default bind, brief: servers bind 127.0.0.1).

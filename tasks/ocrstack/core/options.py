@@ -9,7 +9,12 @@ From that one declaration this module derives
   fields (:func:`build`; both paths convert and validate with the same code, so the same bad value
   gives the same :class:`~ocrstack.core.errors.UsageError` message and fix text),
 * validation (:func:`validate`: ranges and choices, one place for every caller),
-* the cache-key values (:func:`cache_values`).
+* the cache-key values (:func:`cache_values`),
+* where each option may be set (:attr:`Spec.where`): on the command line (:data:`CLI`), as a
+  default of a long-running service (:data:`SERVICE`, e.g. an ``ocrstack api serve`` flag), or per
+  request (:data:`REQUEST`, e.g. an HTTP form field of one job); :func:`specs` and
+  :func:`add_arguments` select by place, so the service flags and the request fields are derived
+  from the same declaration instead of being copied.
 
 The habit is nox's ``_options.py`` (each flag declared once, with its default and help) combined
 with dataclass field metadata. Nothing here knows about any verb; ``ocrstack.parsing.options`` is
@@ -29,6 +34,9 @@ from typing import Any
 from ocrstack.core.errors import UsageError
 
 _KEY = "ocrstack.option"
+#: Places an option may be set (:attr:`Spec.where`): the verb's own command line, a service's
+#: startup flags (the default of every request it serves), one request of that service.
+CLI, SERVICE, REQUEST = "cli", "service", "request"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -60,6 +68,9 @@ class Spec:
         show: formats the default for ``{default}`` in ``help``.
         const: the value of a flag given without one (argparse ``nargs="?"``, e.g. ``--ray`` alone
             means a local Ray); None: the flag needs a value.
+        where: the places the option may be set, a subset of {:data:`CLI`, :data:`SERVICE`,
+            :data:`REQUEST`} (default: the command line only). A declaration that adds
+            :data:`REQUEST` should say beside it why a client may set it.
     """
 
     help: str
@@ -77,6 +88,7 @@ class Spec:
     env: str | None = None
     show: Callable[[Any], str] | None = None
     const: str | None = None
+    where: frozenset[str] = frozenset({CLI})
 
 
 def option(default: Any = MISSING, *, default_factory: Any = MISSING, **spec: Any) -> Any:
@@ -84,17 +96,30 @@ def option(default: Any = MISSING, *, default_factory: Any = MISSING, **spec: An
 
     Args:
         default / default_factory: as for :func:`dataclasses.field`.
-        **spec: the :class:`Spec` attributes (``help`` required).
+        **spec: the :class:`Spec` attributes (``help`` required; ``where`` may be any iterable).
+
+    Raises:
+        ValueError: ``where`` names a place other than :data:`CLI`, :data:`SERVICE`, :data:`REQUEST`.
     """
+    if "where" in spec:
+        spec["where"] = frozenset(spec["where"])
+        unknown = spec["where"] - {CLI, SERVICE, REQUEST}
+        if unknown:
+            raise ValueError(f"unknown option place(s): {sorted(unknown)}")
     s = Spec(**spec)
     return dataclasses.field(
         default=default, default_factory=default_factory, repr=not s.secret, metadata={_KEY: s}
     )
 
 
-def specs(cls: type) -> list[tuple[Field, Spec]]:
-    """The declared options of dataclass ``cls`` (fields made by :func:`option`), in field order."""
-    return [(f, f.metadata[_KEY]) for f in dataclasses.fields(cls) if _KEY in f.metadata]
+def specs(cls: type, where: str | None = None) -> list[tuple[Field, Spec]]:
+    """The declared options of dataclass ``cls`` (fields made by :func:`option`), in field order;
+    with ``where`` (:data:`CLI`, :data:`SERVICE` or :data:`REQUEST`) only those settable there."""
+    return [
+        (f, f.metadata[_KEY])
+        for f in dataclasses.fields(cls)
+        if _KEY in f.metadata and (where is None or where in f.metadata[_KEY].where)
+    ]
 
 
 def flag_name(f: Field, s: Spec) -> str:
@@ -140,14 +165,15 @@ def boolean(value: str | bool) -> bool:
 # -- argparse --------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
-    """Add one argparse argument per declared option of ``cls`` that has flags.
+def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI) -> None:
+    """Add one argparse argument per declared option of ``cls`` that has flags and may be set
+    ``where`` (:data:`CLI` for the verb's own options, :data:`SERVICE` for a service's defaults).
 
     Defaults are ``argparse.SUPPRESS``: an absent flag leaves no attribute, so :func:`build` falls
     back to the declaration's default (or ``env``). Values stay strings here and are converted by
     :func:`build`, so the CLI and a mapping share conversion and messages.
     """
-    for f, s in specs(cls):
+    for f, s in specs(cls, where):
         if not s.flags:
             continue
         d = default_of(f)
@@ -165,9 +191,10 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         parser.add_argument(*s.flags, **kw)
 
 
-def namespace_values(args: argparse.Namespace, cls: type) -> dict[str, Any]:
-    """The declared options of ``cls`` present in ``args`` (given on the command line)."""
-    return {f.name: getattr(args, f.name) for f, _ in specs(cls) if hasattr(args, f.name)}
+def namespace_values(args: argparse.Namespace, cls: type, where: str = CLI) -> dict[str, Any]:
+    """The declared options of ``cls`` settable ``where`` and present in ``args`` (given on the
+    command line; an option of another class with the same ``dest`` is not taken)."""
+    return {f.name: getattr(args, f.name) for f, _ in specs(cls, where) if hasattr(args, f.name)}
 
 
 # -- building and validation -------------------------------------------------------------------

@@ -38,6 +38,17 @@ LAYOUT_MODEL_ENV = "OCR_LAYOUT_MODEL_DIR"
 
 E = TypeVar("E", bound="EngineOptions")
 
+# Where each option may be set (ocrstack.core.options.Spec.where), with the reason beside each
+# declaration. The HTTP API (ocrstack.api.options) takes exactly the REQUEST ones from a job's form
+# fields and ``ocrstack api serve`` the SERVICE ones as flags, so an API-settable option is one
+# declaration here. The security rules of the API: a request never sets a server path
+# (layout_model, cache_dir, output, prompt files), an API key, server URLs outside the operator's
+# list, or what the service decides about its files (force, save_layout_images).
+ANYWHERE = (opt.CLI, opt.SERVICE, opt.REQUEST)
+SERVICE_DEFAULT = (opt.CLI, opt.SERVICE)
+PER_DOCUMENT = (opt.CLI, opt.REQUEST)
+CLI_ONLY = (opt.CLI,)
+
 
 class TextLayerMode(str, Enum):
     """The ``--text-layer`` modes, the one place their strings are spelled: the values are the CLI
@@ -96,6 +107,7 @@ class LayoutOptions(EngineOptions):
 
     kind: ClassVar[str] = "layout"
 
+    # request: a choice among the built-in providers
     layout: str = opt.option(
         "rapid-layout",
         flags=("--layout",),
@@ -103,7 +115,9 @@ class LayoutOptions(EngineOptions):
         choices=_layouts,
         cache=True,
         help="layout provider: {choices} (default: {default})",
+        where=ANYWHERE,
     )
+    # never per request: a directory on the server (security rule of the HTTP API)
     layout_model: Path | None = opt.option(
         None,
         flags=("--layout-model",),
@@ -112,6 +126,7 @@ class LayoutOptions(EngineOptions):
         env=LAYOUT_MODEL_ENV,
         cache=True,
         help=f"checkpoint/inference dir for pp-doclayout-v3 or paddlex (default: ${LAYOUT_MODEL_ENV})",
+        where=SERVICE_DEFAULT,
     )
 
 
@@ -125,6 +140,8 @@ class OpenAIOptions(EngineOptions):
 
     kind: ClassVar[str] = "openai"
 
+    # request: only among the service's own URLs (ocrstack.api.options checks; no server-side
+    # fetching of user-given URLs)
     server_urls: tuple[str, ...] = opt.option(
         default_factory=lambda: (default_server_url(),),
         flags=("--server-url",),
@@ -132,13 +149,17 @@ class OpenAIOptions(EngineOptions):
         metavar="URL",
         show=lambda urls: urls[0],
         help="OpenAI-compatible endpoint; repeat for several (default: {default})",
+        where=ANYWHERE,
     )
+    # request: a name sent to the operator's servers
     model: str = opt.option(
         default_factory=default_model,
         flags=("--model",),
         cache="engine",
         help="served model name (default: {default})",
+        where=ANYWHERE,
     )
+    # request: built-in prompt set names only, never a file (ocrstack.api.options checks)
     prompts: str = opt.option(
         "minicpm-ocr",
         flags=("--prompts",),
@@ -147,7 +168,9 @@ class OpenAIOptions(EngineOptions):
         cache="engine",
         cache_form=prompts_fingerprint,
         help="prompt set name or YAML file (default: {default})",
+        where=ANYWHERE,
     )
+    # request: bounded per job by the operator's servers, like the timeouts below
     concurrency: int = opt.option(
         dispatch.CONCURRENCY,
         flags=("--concurrency",),
@@ -155,7 +178,9 @@ class OpenAIOptions(EngineOptions):
         minimum=1,
         example="4",
         help="in-flight requests per server (default: {default})",
+        where=ANYWHERE,
     )
+    # request: how long this job waits for the operator's servers
     request_timeout: float = opt.option(
         dispatch.REQUEST_TIMEOUT,
         flags=("--timeout",),
@@ -163,7 +188,9 @@ class OpenAIOptions(EngineOptions):
         above=0,
         example="600",
         help="seconds per request (default: {default:g})",
+        where=ANYWHERE,
     )
+    # request: how often this job retries a block
     retries: int = opt.option(
         dispatch.RETRIES,
         flags=("--retries",),
@@ -172,7 +199,9 @@ class OpenAIOptions(EngineOptions):
         example="3",
         help="failures of one block (a burst of errors counts once; never a 4xx) before it is marked "
         "failed and the document partial (default: {default})",
+        where=ANYWHERE,
     )
+    # request: how long this job waits for a starting server
     ready_timeout: float = opt.option(
         30.0,
         flags=("--ready-timeout",),
@@ -181,7 +210,9 @@ class OpenAIOptions(EngineOptions):
         example="300",
         help="seconds to wait before the first page for a server that is still starting (connection "
         "refused, 503); 0 fails at once (default: {default:g})",
+        where=ANYWHERE,
     )
+    # request: when this job gives up on silent servers
     progress_timeout: float = opt.option(
         dispatch.PROGRESS_TIMEOUT,
         flags=("--progress-timeout",),
@@ -190,14 +221,18 @@ class OpenAIOptions(EngineOptions):
         example="600",
         help="seconds without an answer from any server (servers are re-checked meanwhile) before "
         "the run gives up (default: {default:g} = 10 minutes)",
+        where=ANYWHERE,
     )
+    # request: a choice among the routing modes
     routing: str = opt.option(
         "auto",
         flags=("--routing",),
         choices=routing.MODES,
         help="where blocks go: auto (least loaded by each server's /metrics, else our requests in "
         "flight) or inflight (default: {default})",
+        where=ANYWHERE,
     )
+    # request: the generation cap of this job's blocks
     max_tokens: int = opt.option(
         4096,
         flags=("--max-tokens",),
@@ -206,12 +241,16 @@ class OpenAIOptions(EngineOptions):
         example="4096",
         cache="engine",
         help="generation cap per block (default: {default})",
+        where=ANYWHERE,
     )
+    # command line only: a service takes the recognizer key from $OPENAI_API_KEY at startup
+    # (its own --api-key guards the service); a request never sets or sees it
     api_key: str | None = opt.option(
         None,
         flags=("--api-key",),
         secret=True,
         help="bearer token for --recognizer openai (default: $OPENAI_API_KEY; never logged)",
+        where=CLI_ONLY,
     )
 
 
@@ -227,15 +266,20 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
     kind: ClassVar[str] = "parse"
 
     inputs: tuple[Path, ...]
+    # command line only: the service gives every job its own output directory
     output: Path = opt.option(
         Path("out"),
         flags=("-o", "--output"),
         convert=opt.path,
         help="output directory (default: {default})",
+        where=CLI_ONLY,
     )
+    # per document: the command line or a request, no service default
     pages: str | None = opt.option(
-        None, flags=("--pages",), help="1-based page selection, e.g. 1-3,7 (default: all)"
+        None, flags=("--pages",), help="1-based page selection, e.g. 1-3,7 (default: all)",
+        where=PER_DOCUMENT,
     )
+    # request: a number with a declared range
     dpi: int = opt.option(
         200,
         flags=("--dpi",),
@@ -244,7 +288,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         example="200",
         cache=True,
         help="PDF render resolution (default: {default})",
+        where=ANYWHERE,
     )
+    # request: a choice among auto/on/off
     text_layer: str = opt.option(
         TextLayerMode.AUTO.value,
         flags=("--text-layer",),
@@ -253,7 +299,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         cache=True,
         help="the PDF's own text instead of OCR: auto (where measured sound, per page), on (wherever "
         "present, an OCR layer over a scan too), off (OCR every page) (default: {default})",
+        where=ANYWHERE,
     )
+    # request: a choice among the built-in recognizers
     recognizer: str = opt.option(
         "rapidocr",
         flags=("--recognizer",),
@@ -261,7 +309,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         choices=_recognizers,
         cache=True,
         help="recognizer: {choices} (default: {default})",
+        where=ANYWHERE,
     )
+    # request: a choice among the built-in runtimes
     ocr_runtime: str = opt.option(
         "onnxruntime",
         flags=("--ocr-runtime",),
@@ -271,7 +321,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         help="runtime of the embedded recognizer's text model: onnxruntime, or openvino (bfloat16 "
         "where the CPU computes it: 1.7x the recognizer, a few readings differ) "
         "(default: {default})",
+        where=ANYWHERE,
     )
+    # per document: the command line or a request, no service default
     limit: int | None = opt.option(
         None,
         flags=("--limit",),
@@ -279,7 +331,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         minimum=1,
         example="1",
         help="parse at most N pages per input",
+        where=PER_DOCUMENT,
     )
+    # request: a number with a declared range (the pixel budget of this job's pages)
     max_pixels: int = opt.option(
         40_000_000,
         flags=("--max-pixels",),
@@ -288,15 +342,26 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         example="40000000",
         cache=True,
         help="pixel budget per rendered page; larger pages are scaled down (default: {default})",
+        where=ANYWHERE,
     )
-    password: str | None = opt.option(None, flags=("--password",), secret=True, help="PDF user password")
-    force: bool = opt.option(False, flags=("--force",), help="overwrite existing finished outputs")
+    # per document: the command line or a request, no service default
+    password: str | None = opt.option(
+        None, flags=("--password",), secret=True, help="PDF user password", where=PER_DOCUMENT
+    )
+    # command line only: the service overwrites a job's own outputs itself
+    force: bool = opt.option(
+        False, flags=("--force",), help="overwrite existing finished outputs", where=CLI_ONLY
+    )
+    # request: changes only this job's Markdown
     keep_paratext: bool = opt.option(
         False,
         flags=("--keep-paratext",),
         cache="engine",
         help="keep headers, footers and page numbers",
+        where=ANYWHERE,
     )
+    # service, not per request: every job writes its own output directory, so only the
+    # operator has a reason to tune the wait
     lock_timeout: float = opt.option(
         600.0,
         flags=("--lock-timeout",),
@@ -306,16 +371,22 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         example="600",
         help="how long to wait for an output document another parse run is writing; 0: do not "
         "wait, report it as held (default: {default})",
+        where=SERVICE_DEFAULT,
     )
+    # command line only: the service decides which files a job writes
     save_layout_images: bool = opt.option(
-        False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs"
+        False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs",
+        where=CLI_ONLY,
     )
+    # command line only: a server path; a job's page cache stays in its output directory
+    # (the service counts finished pages there)
     cache_dir: Path | None = opt.option(
         None,
         flags=("--cache-dir",),
         metavar="DIR",
         convert=opt.path,
         help="page cache directory; on storage every node sees for --ray (default: OUT/.ocrstack-cache)",
+        where=CLI_ONLY,
     )
 
 

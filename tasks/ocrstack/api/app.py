@@ -1,0 +1,89 @@
+"""The FastAPI app: the routes of :mod:`ocrstack.api.jobs` and :mod:`ocrstack.api.probes` around one
+:class:`~ocrstack.api.service.Service` (store, metrics, worker). No parsing logic here.
+
+Errors: every :class:`ocrstack.core.errors.OcrstackError` becomes a 4xx JSON ``{"error", "fix"}``
+with the CLI's one-line message (:data:`ocrstack.api.schemas.STATUS`); a 5xx only for a bug. Routes
+under ``/v1`` need the API key when one is configured (header ``X-API-Key`` or
+``Authorization: Bearer``, compared with :func:`hmac.compare_digest`, never logged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
+
+from ocrstack.api import jobs, probes
+from ocrstack.api.metrics import Metrics
+from ocrstack.api.schemas import install_handlers
+from ocrstack.api.service import Service, ServiceConfig
+from ocrstack.api.store import JobStore
+from ocrstack.api.worker import Worker
+
+
+def _executor_factory(address: str | None) -> Callable[[], Any] | None:
+    """Each job's page executor for ``--ray`` (Ray imported only then), or None."""
+    if address is None:
+        return None
+    from ocrstack.scaleout import RayExecutor
+
+    return lambda: RayExecutor(address, keep_ray=True)  # one Ray for every job of the service
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Start the worker with the app; stop it and close the store when the app stops."""
+    svc: Service = app.state.service
+    svc.worker.start()
+    yield
+    await asyncio.to_thread(svc.worker.stop)
+    svc.store.close()
+
+
+async def _count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Middleware: requests in flight, and per method, route and status their count and seconds."""
+    metrics: Metrics = request.app.state.service.metrics
+    metrics.in_flight.inc()
+    t0 = time.perf_counter()
+    status = 500
+    try:
+        response = await call_next(request)
+        status = response.status_code
+        return response
+    finally:
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        metrics.in_flight.dec()
+        metrics.requests.labels(request.method, route, str(status)).inc()
+        metrics.request_seconds.labels(request.method, route).observe(time.perf_counter() - t0)
+
+
+def create_app(config: ServiceConfig) -> FastAPI:
+    """Build the app with its store, metrics and worker (started/stopped with the app's lifespan)."""
+    store = JobStore(config.data_dir, max_queue=config.max_queue, ttl=config.ttl_hours * 3600)
+    metrics = Metrics(store.counts)
+    worker = Worker(
+        store, metrics, config.base, threads=config.workers, executor=_executor_factory(config.ray)
+    )
+    app = FastAPI(
+        title="ocrstack",
+        version="1",
+        lifespan=_lifespan,
+        description="Parse PDFs and images into Markdown and layout blocks (issue 12).",
+    )
+    app.state.service = Service(config=config, store=store, metrics=metrics, worker=worker)
+    if config.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["*"], allow_headers=["*"]
+        )
+    app.middleware("http")(_count)
+    install_handlers(app, config.max_queue, config.retry_after)
+    app.include_router(jobs.router)
+    app.include_router(probes.router)
+    app.mount("/static", StaticFiles(directory=probes.STATIC), name="static")
+    return app

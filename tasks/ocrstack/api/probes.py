@@ -1,0 +1,65 @@
+"""The routes without an API key: liveness, readiness, Prometheus metrics and the web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from ocrstack.api.schemas import ErrorBody
+from ocrstack.api.service import Service, ServiceDep
+
+#: The web page and its assets (served at ``/`` and ``/static``).
+STATIC = Path(__file__).parent / "static"
+
+router = APIRouter()
+
+
+@router.get("/health")
+def health() -> dict:
+    """Alive (the process answers)."""
+    return {"status": "ok"}
+
+
+def _servers_down(svc: Service) -> JSONResponse | None:
+    """A 503 answer naming the first configured recognizer server not answering ``/health``."""
+    for url in svc.config.base.server_urls:
+        try:
+            httpx.get(f"{url.rstrip('/')}/health", timeout=2.0, trust_env=False).raise_for_status()
+        except httpx.HTTPError as exc:
+            return JSONResponse(
+                {
+                    "error": f"recognizer server {url} is not ready ({type(exc).__name__})",
+                    "fix": f"start it or check curl {url}/health",
+                },
+                status_code=503,
+            )
+    return None
+
+
+@router.get("/ready", responses={503: {"model": ErrorBody}})
+def ready(svc: ServiceDep) -> JSONResponse:
+    """Models loaded and, for ``--recognizer openai``, every configured server answering ``/health``."""
+    if svc.worker.error:
+        return JSONResponse(
+            {"error": svc.worker.error, "fix": "fix the engine setup and restart"}, status_code=503
+        )
+    if not svc.worker.ready.is_set():
+        return JSONResponse({"error": "models are loading", "fix": "retry in a few seconds"}, status_code=503)
+    down = _servers_down(svc) if svc.config.base.recognizer == "openai" else None
+    return down or JSONResponse({"status": "ready"})
+
+
+@router.get("/metrics", response_class=PlainTextResponse)
+def prometheus(svc: ServiceDep) -> Response:
+    """Prometheus text format."""
+    return Response(generate_latest(svc.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def page() -> FileResponse:
+    """The web page (upload a document, watch its job, view the result)."""
+    return FileResponse(STATIC / "index.html", media_type="text/html")
