@@ -86,3 +86,36 @@ def test_api_errors_name_form_fields_not_cli_flags() -> None:
     assert api_wording("--timeout must be > 0") == "form field request_timeout must be > 0"
     assert api_wording("run ocrstack serve --profile x") == "run ocrstack serve --profile x"
     assert api_wording(None) is None
+
+
+def test_a_job_stored_before_the_declaration_still_loads() -> None:
+    """Options JSON as the job store held it before the request fields were derived (16 fields,
+    no ocr_runtime/routing/timeouts): the new fields take the service defaults."""
+    stored = {
+        "pages": "1-2",
+        "dpi": 150,
+        "layout": "none",
+        "recognizer": "openai",
+        "model": "m",
+        "prompts": "minicpm-ocr",
+        "max_tokens": 100,
+        "request_timeout": 5.0,
+        "retries": 1,
+        "concurrency": 2,
+        "limit": None,
+        "max_pixels": 1000,
+        "keep_paratext": True,
+        "text_layer": "off",
+        "password": None,
+        "server_urls": ["http://127.0.0.1:9001"],
+    }
+    base = ParseOptions(inputs=(), ocr_runtime="openvino", routing="inflight", api_key="secret")
+    back = api_options.from_json(stored, base)
+    assert (back.pages, back.dpi, back.keep_paratext, back.server_urls) == (
+        "1-2",
+        150,
+        True,
+        ("http://127.0.0.1:9001",),
+    )
+    assert (back.ocr_runtime, back.routing, back.api_key) == ("openvino", "inflight", "secret")
+    assert api_options.from_json({**stored, "ocr_runtime": "onnxruntime"}, base).ocr_runtime == "onnxruntime"
