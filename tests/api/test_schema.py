@@ -39,7 +39,7 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory):
             yield schemathesis.openapi.from_asgi("/openapi.json", app), app
 
 
-def test_no_5xx_and_responses_match_the_schema(api_schema) -> None:  # noqa: ANN001 - schemathesis schema
+def test_no_5xx_and_responses_match_the_schema(api_schema) -> None:
     schema, app = api_schema
     operations = [result.ok() for result in schema.get_all_operations()]
     labels = {op.label for op in operations}
@@ -50,7 +50,7 @@ def test_no_5xx_and_responses_match_the_schema(api_schema) -> None:  # noqa: ANN
         @settings(
             max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None
         )
-        def run(case) -> None:  # noqa: ANN001 - schemathesis Case
+        def run(case) -> None:
             case.call_and_validate(checks=CHECKS)
 
         run()

@@ -10,7 +10,7 @@ from ocrstack.cli import main
 from ocrstack.core.errors import UsageError
 
 
-def test_public_bind_needs_a_key(tmp_path) -> None:  # noqa: ANN001
+def test_public_bind_needs_a_key(tmp_path) -> None:
     with pytest.raises(UsageError, match="without an API key"):
         serve(ServiceConfig(host="0.0.0.0", data_dir=tmp_path))
 

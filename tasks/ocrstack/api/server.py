@@ -30,7 +30,7 @@ def serve(config: ServiceConfig) -> None:
     app = create_app(config)
 
     class _Server(uvicorn.Server):
-        async def startup(self, sockets=None) -> None:  # noqa: ANN001 - uvicorn signature
+        async def startup(self, sockets=None) -> None:
             await super().startup(sockets)
             port = self.servers[0].sockets[0].getsockname()[1] if self.servers else config.port
             print(f"READY http://{config.host}:{port}", flush=True)

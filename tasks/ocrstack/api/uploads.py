@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import Request
 
 from ocrstack.core.errors import InputError, UsageError
 
@@ -51,12 +52,106 @@ def safe_name(filename: str, kind: str) -> str:
     return stem + SUFFIX.get(kind, ".bin")
 
 
-async def receive(request, target: Path, max_bytes: int) -> Upload:  # noqa: ANN001 - starlette Request
-    """Stream the multipart body of ``request``: the ``file`` part to ``target``, fields kept.
+class _Parts:
+    """python-multipart callbacks for one body: the ``file`` part streamed to ``target`` (at most
+    ``max_bytes``), each text field kept (capped); the first problem is kept in ``errors`` and
+    stops further writing (the parser's callbacks cannot raise through it cleanly)."""
+
+    def __init__(self, target: Path, max_bytes: int) -> None:
+        self.up = Upload()
+        self.target, self.max_bytes = target, max_bytes
+        self.errors: list[Exception] = []
+        self.fh = None
+        self.on_part_begin()
+
+    def callbacks(self) -> dict:
+        """The callback table for :class:`MultipartParser`."""
+        names = ("part_begin", "header_field", "header_value", "header_end", "headers_finished")
+        return {f"on_{n}": getattr(self, f"on_{n}") for n in (*names, "part_data", "part_end")}
+
+    def on_part_begin(self) -> None:
+        self.headers: dict[bytes, bytes] = {}
+        self.name: str | None = None
+        self.is_file = False
+        self.buf = bytearray()
+        self.hfield = b""
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self.hfield += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        key = self.hfield.lower()
+        self.headers[key] = self.headers.get(key, b"") + data[start:end]
+
+    def on_header_end(self) -> None:
+        self.hfield = b""
+
+    def on_headers_finished(self) -> None:
+        _, disp = parse_options_header(self.headers.get(b"content-disposition", b""))
+        self.name = disp.get(b"name", b"").decode("utf-8", "replace")
+        if b"filename" not in disp:
+            return
+        if self.up.path is not None or self.name != FILE_FIELD:
+            self.errors.append(
+                UsageError(
+                    "one file per request, in the form field 'file'",
+                    "send each document in its own request (POST /v1/jobs per file)",
+                )
+            )
+            return
+        self.is_file = True
+        self.up.filename = disp[b"filename"].decode("utf-8", "replace")
+        self.up.path = self.target
+        self.fh = open(self.target, "wb")  # closed in on_part_end, or by close() on an error
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        if self.errors:
+            return
+        if not self.is_file:
+            self.buf += data[start:end]
+            if len(self.buf) > MAX_FIELD_BYTES:
+                self.errors.append(
+                    UsageError(
+                        f"form field {self.name!r} is over {MAX_FIELD_BYTES} bytes",
+                        "send short option values",
+                    )
+                )
+            return
+        self.up.size += end - start
+        if self.up.size > self.max_bytes:
+            self.errors.append(
+                TooLarge(
+                    f"{self.up.filename or 'upload'}: over the limit of {self.max_bytes} bytes",
+                    "split the document or ask the operator to raise --max-upload-mb",
+                )
+            )
+            return
+        self.fh.write(data[start:end])
+
+    def on_part_end(self) -> None:
+        if self.is_file:
+            self.close()
+        elif self.name and not self.errors:
+            if sum(len(v) for v in self.up.fields.values()) >= MAX_FIELDS:
+                self.errors.append(
+                    UsageError(f"more than {MAX_FIELDS} form fields", "send only the options you need")
+                )
+                return
+            self.up.fields.setdefault(self.name, []).append(self.buf.decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        """Close the file part's handle, if one is open."""
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+def _check_headers(request: Request, max_bytes: int) -> bytes:
+    """The multipart boundary of ``request``.
 
     Raises:
-        UsageError: not multipart/form-data, no ``file`` part, several files, or too many/long fields.
-        TooLarge: the file is over ``max_bytes`` (``target`` is removed).
+        UsageError: not multipart/form-data.
+        TooLarge: a declared ``Content-Length`` far over ``max_bytes``.
     """
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
     boundary = params.get(b"boundary")
@@ -70,112 +165,34 @@ async def receive(request, target: Path, max_bytes: int) -> Upload:  # noqa: ANN
             f"upload of {int(length)} bytes is over the limit of {max_bytes} bytes",
             "split the document or ask the operator to raise --max-upload-mb",
         )
-    up = Upload()
-    state: dict = {
-        "headers": {},
-        "name": None,
-        "is_file": False,
-        "buf": bytearray(),
-        "fh": None,
-        "hfield": b"",
-    }
-    errors: list[Exception] = []
+    return boundary
 
-    def on_part_begin() -> None:
-        state.update(headers={}, name=None, is_file=False, buf=bytearray(), hfield=b"")
 
-    def on_header_field(data: bytes, start: int, end: int) -> None:
-        state["hfield"] += data[start:end]
+async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
+    """Stream the multipart body of ``request``: the ``file`` part to ``target``, fields kept.
 
-    def on_header_value(data: bytes, start: int, end: int) -> None:
-        key = state["hfield"].lower()
-        state["headers"][key] = state["headers"].get(key, b"") + data[start:end]
-
-    def on_header_end() -> None:
-        state["hfield"] = b""
-
-    def on_headers_finished() -> None:
-        _, disp = parse_options_header(state["headers"].get(b"content-disposition", b""))
-        state["name"] = disp.get(b"name", b"").decode("utf-8", "replace")
-        if b"filename" in disp:
-            if up.path is not None or state["name"] != FILE_FIELD:
-                errors.append(
-                    UsageError(
-                        "one file per request, in the form field 'file'",
-                        "send each document in its own request (POST /v1/jobs per file)",
-                    )
-                )
-                return
-            state["is_file"] = True
-            up.filename = disp[b"filename"].decode("utf-8", "replace")
-            up.path = target
-            state["fh"] = open(target, "wb")  # noqa: SIM115 - closed in on_part_end / finally
-
-    def on_part_data(data: bytes, start: int, end: int) -> None:
-        if errors:
-            return
-        if state["is_file"]:
-            up.size += end - start
-            if up.size > max_bytes:
-                errors.append(
-                    TooLarge(
-                        f"{up.filename or 'upload'}: over the limit of {max_bytes} bytes",
-                        "split the document or ask the operator to raise --max-upload-mb",
-                    )
-                )
-                return
-            state["fh"].write(data[start:end])
-        else:
-            state["buf"] += data[start:end]
-            if len(state["buf"]) > MAX_FIELD_BYTES:
-                errors.append(
-                    UsageError(
-                        f"form field {state['name']!r} is over {MAX_FIELD_BYTES} bytes",
-                        "send short option values",
-                    )
-                )
-
-    def on_part_end() -> None:
-        if state["is_file"]:
-            state["fh"].close()
-            state["fh"] = None
-        elif state["name"] and not errors:
-            if sum(len(v) for v in up.fields.values()) >= MAX_FIELDS:
-                errors.append(
-                    UsageError(f"more than {MAX_FIELDS} form fields", "send only the options you need")
-                )
-                return
-            up.fields.setdefault(state["name"], []).append(state["buf"].decode("utf-8", "replace"))
-
-    parser = MultipartParser(
-        boundary,
-        {
-            "on_part_begin": on_part_begin,
-            "on_header_field": on_header_field,
-            "on_header_value": on_header_value,
-            "on_header_end": on_header_end,
-            "on_headers_finished": on_headers_finished,
-            "on_part_data": on_part_data,
-            "on_part_end": on_part_end,
-        },
-    )
+    Raises:
+        UsageError: not multipart/form-data, no ``file`` part, several files, or too many/long fields.
+        TooLarge: the file is over ``max_bytes`` (``target`` is removed).
+    """
+    parts = _Parts(target, max_bytes)
+    parser = MultipartParser(_check_headers(request, max_bytes), parts.callbacks())
     try:
         async for chunk in request.stream():
             parser.write(chunk)
-            if errors:
-                raise errors[0]
+            if parts.errors:
+                raise parts.errors[0]
         parser.finalize()
-        if errors:
-            raise errors[0]
+        if parts.errors:
+            raise parts.errors[0]
     except Exception as exc:
-        if state["fh"] is not None:
-            state["fh"].close()
+        parts.close()
         target.unlink(missing_ok=True)
         if isinstance(exc, (UsageError, InputError)):
             raise
         raise UsageError(
             f"malformed multipart body ({type(exc).__name__})", "send a valid multipart/form-data request"
         ) from None
-    if up.path is None:
+    if parts.up.path is None:
         raise UsageError("no file in the request", "send the document as a form field named 'file'")
-    return up
+    return parts.up
