@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ocrstack.commands import add_json
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``api`` verb with ``serve`` and ``load``."""
@@ -42,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ld.add_argument("--jobs", type=int, default=50, help="concurrent submissions (default: 50)")
     ld.add_argument("--rss-jobs", default="20,200", help="job counts for the RSS ratio (default: 20,200)")
     ld.add_argument("--workdir", type=Path, default=None, help="keep data, logs and inputs here")
-    ld.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_json(ld, what="the result")
     ld.set_defaults(handler=_load)
 
 

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from ocrstack.commands import add_json
 from ocrstack.core.errors import UsageError
 
 
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "print one table.",
     )
     p.add_argument("--quick", action="store_true", help="smoke run: short latency, few pages, 1-2 endpoints")
-    p.add_argument("--json", action="store_true", help="print the result as JSON instead of a table")
+    add_json(p, what="the result")
     p.add_argument(
         "--latency", type=float, default=None, help="simulated server seconds per page (default 0.8)"
     )

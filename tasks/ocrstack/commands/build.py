@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions, default_patches_dir
+from ocrstack.commands import add_json
 from ocrstack.core.errors import UsageError
 
 _OTHER_PYTHON = (
@@ -78,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--to", dest="to_step", default=None, metavar="STEP", help="stop after this step, e.g. compile-vllm"
     )
     v.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
-    v.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    add_json(v, what="the plan", when="with --dry-run: ")
     v.set_defaults(handler=_vllm)
 
     pb = bsub.add_parser("vllm-prebuilt", help="vllm from PyPI, then transformers --no-deps, then checks")
@@ -88,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     pb.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
     pb.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
-    pb.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    add_json(pb, what="the plan", when="with --dry-run: ")
     pb.set_defaults(handler=_prebuilt)
 
     tf = bsub.add_parser(
@@ -120,7 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     tf.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
     tf.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
-    tf.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    add_json(tf, what="the plan", when="with --dry-run: ")
     tf.set_defaults(handler=_tf)
 
     _register_mineru(bsub)
@@ -192,7 +193,7 @@ def _register_mineru(bsub: argparse._SubParsersAction) -> None:
     md.add_argument("--allow-other-commit", action="store_true", help="checkout not at the pin: warn only")
     md.add_argument("--allow-other-python", action="store_true", help=_OTHER_PYTHON)
     md.add_argument("--dry-run", action="store_true", help="print the ordered plan and run nothing")
-    md.add_argument("--json", action="store_true", help="with --dry-run: print the plan as JSON")
+    add_json(md, what="the plan", when="with --dry-run: ")
     md.set_defaults(handler=_mineru)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ocrstack.commands import add_json
 from ocrstack.core.errors import ConfigError, UsageError
 
 
@@ -59,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.add_argument(
         "--k8s-version", default=None, help="Kubernetes schema version (default: deploying.validate's)"
     )
-    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(chk)
     chk.set_defaults(handler=_check)
 
 

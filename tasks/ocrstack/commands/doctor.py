@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ocrstack.commands import add_json
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``doctor`` verb."""
@@ -23,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--stage", action="append", choices=STAGES, default=[], help="only rules of this stage (repeatable)"
     )
-    p.add_argument("--json", action="store_true", help="print findings as JSON")
+    add_json(p, what="findings")
     p.add_argument("--list", dest="list_rules", action="store_true", help="list the rules and exit")
     p.add_argument(
         "--exit-zero",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ocrstack.commands import add_json
 from ocrstack.core.errors import UsageError
 
 
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=REPO",
         help="repo id override, e.g. a ModelScope id (repeatable)",
     )
-    m.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(m)
     m.set_defaults(handler=_models)
 
     c = fsub.add_parser("check", help="run the guide 3.4 checks on models already in --dest (no download)")
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument("--dest", type=Path, default=Path("models"))
     c.add_argument("--layout-dir", type=Path, default=None, help="also check this OCR_LAYOUT_MODEL_DIR")
-    c.add_argument("--json", action="store_true")
+    add_json(c)
     c.set_defaults(handler=_check)
 
     lay = fsub.add_parser("layout", help="PP-DocLayoutV3 Paddle inference tarball -> ./PP-DocLayoutV3_infer")

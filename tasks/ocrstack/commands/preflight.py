@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ocrstack.commands import add_json
 from ocrstack.core.errors import UsageError
 
 
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="report a missing NVIDIA GPU as a failed check, not as not-run (both exit 1)",
     )
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(p)
     p.set_defaults(handler=_run)
 
 

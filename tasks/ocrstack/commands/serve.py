@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.client import metrics
+from ocrstack.commands import add_json
 from ocrstack.core.errors import UsageError
 from ocrstack.serving import plan, process, runner
 from ocrstack.versions import endpoints
@@ -104,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.add_argument("--requests", type=int, default=3, help="real requests sent between the two scrapes")
     chk.add_argument("--before", type=Path, help="evaluate saved /metrics text instead of a live server")
     chk.add_argument("--after", type=Path, help="saved /metrics text after the requests (with --before)")
-    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(chk)
     chk.set_defaults(handler=_dspark_check)
 
 

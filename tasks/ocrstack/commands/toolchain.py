@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ocrstack.commands import add_json
 from ocrstack.core.errors import CheckFailed
 
 
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.add_argument("--nvcc", default=None, help="nvcc to check (default: $CUDA_HOME/bin/nvcc, then PATH)")
     chk.add_argument("--cxx", default=None, help="host C++ compiler (default: $CUDAHOSTCXX, $CXX, g++)")
     chk.add_argument("--cuda-home", type=Path, default=None, help="toolkit root (default: $CUDA_HOME)")
-    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(chk)
     chk.set_defaults(handler=_check)
 
     fix = tsub.add_parser("fix-pip-cuda", help="guide 3.2 symlink fix-up of the pip CUDA wheels (idempotent)")
@@ -52,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="generate the libcuda stub even if a driver's libcuda.so.1 exists",
     )
     fix.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
-    fix.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(fix)
     fix.set_defaults(handler=_fix)
 
 

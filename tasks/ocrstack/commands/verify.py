@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ocrstack.commands import add_json
 from ocrstack.core.errors import UsageError
 
 
@@ -91,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--work-dir", type=Path, default=Path(".ocrstack") / "verify", help="tiny checkpoint and logs"
     )
     p.add_argument("--report-dir", type=Path, default=None, help="write verify-report.json/.txt here")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_json(p, what="the result")
     p.set_defaults(handler=_run)
 
 

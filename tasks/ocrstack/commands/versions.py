@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ocrstack import versions
+from ocrstack.commands import add_json
 from ocrstack.core.errors import EnvironmentMismatch
 
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk = vsub.add_parser("check", help="compare installed versions with the pins for one environment")
     chk.add_argument("--env", required=True, help="environment: vllm-build, merged, vllm, tf, sdk, cpu-test")
     chk.add_argument("--file", type=Path, default=None, help="versions file (default: envs/versions.yaml)")
-    chk.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(chk)
     chk.set_defaults(handler=_check)
 
 

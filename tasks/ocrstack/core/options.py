@@ -165,23 +165,30 @@ def boolean(value: str | bool) -> bool:
 # -- argparse --------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI) -> None:
+def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, **text: str) -> None:
     """Add one argparse argument per declared option of ``cls`` that has flags and may be set
     ``where`` (:data:`CLI` for the verb's own options, :data:`SERVICE` for a service's defaults).
 
     Defaults are ``argparse.SUPPRESS``: an absent flag leaves no attribute, so :func:`build` falls
     back to the declaration's default (or ``env``). Values stay strings here and are converted by
-    :func:`build`, so the CLI and a mapping share conversion and messages.
+    :func:`build`, so the CLI and a mapping share conversion and messages. An option without a
+    default is a required flag; a boolean flag flips its default (``--no-x`` for a default True).
+    ``text`` fills further ``{name}`` fields of the help (one declaration worded per verb).
     """
     for f, s in specs(cls, where):
         if not s.flags:
             continue
         d = default_of(f)
         shown = "" if d is MISSING else (s.show(d) if s.show else d)
-        text = s.help.format(default=shown, choices=", ".join(allowed(s)))
-        kw: dict[str, Any] = {"dest": f.name, "default": argparse.SUPPRESS, "help": text}
+        kw: dict[str, Any] = {
+            "dest": f.name,
+            "default": argparse.SUPPRESS,
+            "help": s.help.format(default=shown, choices=", ".join(allowed(s)), **text),
+        }
+        if d is MISSING:
+            kw["required"] = True
         if f.type in (bool, "bool"):
-            kw["action"] = "store_true"
+            kw["action"] = "store_false" if d is True else "store_true"
         else:
             kw["metavar"] = s.metavar or flag_name(f, s).lstrip("-").upper().replace("-", "_")
             if s.many:
