@@ -1,12 +1,27 @@
-"""Typed options for ``ocrstack build vllm``, ``vllm-prebuilt`` and ``tf`` (defaults in one place)."""
+"""Options of ``ocrstack build vllm``, ``vllm-prebuilt`` and ``tf``, each declared once.
+
+Every field is an option of :mod:`ocrstack.core.options` (flag, default, conversion, help), so
+``ocrstack.commands.build`` derives its flags and builds these objects from them without copying
+a field by hand; Python callers construct them directly with the same defaults.
+"""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from ocrstack.core import options as opt
 from ocrstack.core import paths
+
+#: Help of ``--allow-other-python`` (every build target has it).
+OTHER_PYTHON = (
+    "install into --python even if its version misses the envs/versions.yaml pin "
+    "or it holds SDK packages (warning only)"
+)
+#: Help of ``--dry-run``, and of ``--log-dir``.
+DRY_RUN = "print the ordered plan and run nothing"
+LOG_DIR = "one log file per step here"
 
 
 def default_patches_dir() -> Path:
@@ -15,90 +30,143 @@ def default_patches_dir() -> Path:
     return (root / "patches") if root else Path("patches")
 
 
+def resolved(value: str) -> Path:
+    """Converter: the path with symlinks resolved, absolute (a checkout or cache directory)."""
+    return Path(value).resolve()
+
+
+def this_python() -> Path:
+    """The running interpreter (the default target environment)."""
+    return Path(sys.executable)
+
+
 @dataclass(frozen=True)
 class BuildOptions:
-    """Everything the vLLM source build needs.
+    """Everything the vLLM source build needs (guide 3.2).
 
-    Attributes:
-        src: feat-ocr vLLM checkout (guide 2 ``<VLLM_SRC>``, pinned ``vllm.fork-commit``).
-        transformers_src: feat-ocr transformers checkout (``<TRANSFORMERS_SRC>``,
-            pinned ``transformers.fork-commit``).
-        python: interpreter of the environment to build into (default: the running one,
-            i.e. the pixi ``vllm-build`` environment).
-        deps: an existing vLLM ``.deps`` directory for the offline build (guide 3.2).
-        max_jobs: override the computed MAX_JOBS.
-        ccache_dir: CCACHE_DIR for the compile step (CI caches it); default: ccache's own.
-        log_dir: one log file per step is written here.
-        allow_other_commit: build checkouts that are not at the pinned commits (warn only).
-        allow_other_python: install into ``python`` even when its version misses the
-            ``python.vllm-build`` pin or it holds SDK packages (warn only; see
-            :mod:`ocrstack.building.target`).
-        cuda_home / cc / cxx: override the detected toolkit and host compilers.
-        patches_dir: ``patches/`` with ``vllm/*.patch`` and ``transformers/*.patch``.
-        network_check: probe GitHub when ``deps`` is not given (short TCP connect).
-        network_timeout: seconds for that probe.
-        from_step / to_step: run only this slice of the plan (step names as in ``--dry-run``).
-        dry_run: print the plan, run nothing.
+    ``src`` and ``transformers_src`` are the feat-ocr checkouts (pinned ``vllm.fork-commit`` and
+    ``transformers.fork-commit``); ``python`` is the environment to build into (default: the
+    running one, i.e. the pixi ``vllm-build`` environment); ``deps`` an existing vLLM ``.deps``
+    directory for the offline build; ``allow_other_python`` is checked by
+    :mod:`ocrstack.building.target`; ``from_step``/``to_step`` run only a slice of the plan (step
+    names as in ``--dry-run``); ``network_check`` probes GitHub (short TCP connect) when ``deps``
+    is not given.
     """
 
-    src: Path
-    transformers_src: Path
-    python: Path = field(default_factory=lambda: Path(sys.executable))
-    deps: Path | None = None
-    max_jobs: int | None = None
-    ccache_dir: Path | None = None
-    log_dir: Path = Path("build/logs/vllm-build")
-    allow_other_commit: bool = False
-    allow_other_python: bool = False
-    cuda_home: Path | None = None
-    cc: str | None = None
-    cxx: str | None = None
-    patches_dir: Path = field(default_factory=default_patches_dir)
-    network_check: bool = True
-    network_timeout: float = 3.0
-    from_step: str | None = None
-    to_step: str | None = None
-    dry_run: bool = False
+    src: Path = opt.option(flags=("--src",), convert=resolved, help="feat-ocr vLLM checkout (<VLLM_SRC>)")
+    transformers_src: Path = opt.option(
+        flags=("--transformers-src",),
+        convert=resolved,
+        help="feat-ocr transformers checkout (<TRANSFORMERS_SRC>)",
+    )
+    python: Path = opt.option(
+        default_factory=this_python,
+        flags=("--python",),
+        convert=Path,
+        help="interpreter of the environment to build into (default: this one)",
+    )
+    deps: Path | None = opt.option(
+        None,
+        flags=("--deps",),
+        convert=resolved,
+        help="existing vLLM .deps directory for an offline build (sets the *_SRC_DIR variables)",
+    )
+    max_jobs: int | None = opt.option(
+        None,
+        flags=("--max-jobs",),
+        convert=int,
+        minimum=1,
+        example="8",
+        help="override MAX_JOBS (default: from memory and cores)",
+    )
+    ccache_dir: Path | None = opt.option(
+        None, flags=("--ccache-dir",), convert=resolved, help="CCACHE_DIR for the compile (CI cache)"
+    )
+    log_dir: Path = opt.option(
+        Path("build/logs/vllm-build"), flags=("--log-dir",), convert=Path, help=LOG_DIR
+    )
+    allow_other_commit: bool = opt.option(
+        False,
+        flags=("--allow-other-commit",),
+        help="build checkouts that are not at the pinned commits (warning only)",
+    )
+    allow_other_python: bool = opt.option(False, flags=("--allow-other-python",), help=OTHER_PYTHON)
+    cuda_home: Path | None = opt.option(
+        None, flags=("--cuda-home",), convert=Path, help="CUDA toolkit root (default: detected)"
+    )
+    cc: str | None = opt.option(None, flags=("--cc",), help="host C compiler (default: $CC, gcc-13, gcc)")
+    cxx: str | None = opt.option(
+        None, flags=("--cxx",), help="host C++ compiler (default: $CXX, g++-13, g++)"
+    )
+    patches_dir: Path = opt.option(
+        default_factory=default_patches_dir,
+        flags=("--patches-dir",),
+        convert=Path,
+        help="patches directory (default: patches/)",
+    )
+    network_check: bool = opt.option(
+        True,
+        flags=("--no-network-check",),
+        help="skip the GitHub reachability preflight when --deps is not given",
+    )
+    network_timeout: float = opt.option(
+        3.0, flags=("--network-timeout",), convert=float, help="seconds for the GitHub probe"
+    )
+    from_step: str | None = opt.option(
+        None,
+        flags=("--from",),
+        metavar="STEP",
+        help="start at this step (names as in --dry-run), e.g. transformers-fork",
+    )
+    to_step: str | None = opt.option(
+        None, flags=("--to",), metavar="STEP", help="stop after this step, e.g. compile-vllm"
+    )
+    dry_run: bool = opt.option(False, flags=("--dry-run",), help=DRY_RUN)
 
 
 @dataclass(frozen=True)
 class PrebuiltOptions:
-    """Options of the prebuilt upstream install (vllm from PyPI, then transformers ``--no-deps``).
+    """Options of the prebuilt upstream install (vllm from PyPI, then transformers ``--no-deps``);
+    ``python`` is the target environment (pixi ``vllm``, pin ``python.vllm``)."""
 
-    Attributes:
-        python: interpreter of the target environment (pixi ``vllm``).
-        log_dir: one log file per step.
-        allow_other_python: install into ``python`` even when it misses the ``python.vllm``
-            pin or holds SDK packages (warn only).
-        dry_run: print the plan, run nothing.
-    """
-
-    python: Path = field(default_factory=lambda: Path(sys.executable))
-    log_dir: Path = Path("build/logs/vllm-prebuilt")
-    allow_other_python: bool = False
-    dry_run: bool = False
+    python: Path = opt.option(
+        default_factory=this_python, flags=("--python",), convert=Path, help="target interpreter"
+    )
+    log_dir: Path = opt.option(
+        Path("build/logs/vllm-prebuilt"), flags=("--log-dir",), convert=Path, help=LOG_DIR
+    )
+    allow_other_python: bool = opt.option(False, flags=("--allow-other-python",), help=OTHER_PYTHON)
+    dry_run: bool = opt.option(False, flags=("--dry-run",), help=DRY_RUN)
 
 
 @dataclass(frozen=True)
 class TfOptions:
-    """Options of ``ocrstack build tf``: the feat-ocr transformers with ``[serving]`` (guide 3.3).
+    """Options of ``ocrstack build tf``: the feat-ocr transformers with ``[serving]`` (guide 3.3);
+    ``python`` is the target environment (pixi ``tf``, pin ``python.tf``); ``--dry-run`` also runs
+    the read-only checks."""
 
-    Attributes:
-        transformers_src: feat-ocr transformers checkout (``<TRANSFORMERS_SRC>``,
-            pinned ``transformers.fork-commit``).
-        python: interpreter of the target environment (pixi ``tf``; ``python.tf`` pin).
-        log_dir: one log file per step.
-        patches_dir: ``patches/``; only ``transformers/*.patch`` are applied.
-        allow_other_commit: install a checkout that is not at the pinned commit (warn only).
-        allow_other_python: install into ``python`` even when it misses the ``python.tf`` pin
-            or holds SDK packages (warn only).
-        dry_run: print the plan and run the read-only checks, install nothing.
-    """
-
-    transformers_src: Path
-    python: Path = field(default_factory=lambda: Path(sys.executable))
-    log_dir: Path = Path("build/logs/tf")
-    patches_dir: Path = field(default_factory=default_patches_dir)
-    allow_other_commit: bool = False
-    allow_other_python: bool = False
-    dry_run: bool = False
+    transformers_src: Path = opt.option(
+        flags=("--transformers-src",),
+        convert=resolved,
+        help="feat-ocr transformers checkout (<TRANSFORMERS_SRC>)",
+    )
+    python: Path = opt.option(
+        default_factory=this_python,
+        flags=("--python",),
+        convert=Path,
+        help="interpreter of the tf environment (default: this one)",
+    )
+    log_dir: Path = opt.option(Path("build/logs/tf"), flags=("--log-dir",), convert=Path, help=LOG_DIR)
+    patches_dir: Path = opt.option(
+        default_factory=default_patches_dir,
+        flags=("--patches-dir",),
+        convert=Path,
+        help="patches directory (default: patches/; transformers/ only)",
+    )
+    allow_other_commit: bool = opt.option(
+        False,
+        flags=("--allow-other-commit",),
+        help="install a checkout that is not at the pinned commit (warning only)",
+    )
+    allow_other_python: bool = opt.option(False, flags=("--allow-other-python",), help=OTHER_PYTHON)
+    dry_run: bool = opt.option(False, flags=("--dry-run",), help=DRY_RUN)
