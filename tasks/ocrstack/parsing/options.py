@@ -107,7 +107,6 @@ class LayoutOptions(EngineOptions):
 
     kind: ClassVar[str] = "layout"
 
-    # request: a choice among the built-in providers
     layout: str = opt.option(
         "rapid-layout",
         flags=("--layout",),
@@ -115,9 +114,8 @@ class LayoutOptions(EngineOptions):
         choices=_layouts,
         cache=True,
         help="layout provider: {choices} (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a choice among the built-in providers
     )
-    # never per request: a directory on the server (security rule of the HTTP API)
     layout_model: Path | None = opt.option(
         None,
         flags=("--layout-model",),
@@ -126,7 +124,7 @@ class LayoutOptions(EngineOptions):
         env=LAYOUT_MODEL_ENV,
         cache=True,
         help=f"checkpoint/inference dir for pp-doclayout-v3 or paddlex (default: ${LAYOUT_MODEL_ENV})",
-        where=SERVICE_DEFAULT,
+        where=SERVICE_DEFAULT,  # never per request: a directory on the server (security rule of the HTTP API)
     )
 
 
@@ -151,15 +149,13 @@ class OpenAIOptions(EngineOptions):
         help="OpenAI-compatible endpoint; repeat for several (default: {default})",
         where=ANYWHERE,
     )
-    # request: a name sent to the operator's servers
     model: str = opt.option(
         default_factory=default_model,
         flags=("--model",),
         cache="engine",
         help="served model name (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a name sent to the operator's servers
     )
-    # request: built-in prompt set names only, never a file (ocrstack.api.options checks)
     prompts: str = opt.option(
         "minicpm-ocr",
         flags=("--prompts",),
@@ -168,9 +164,8 @@ class OpenAIOptions(EngineOptions):
         cache="engine",
         cache_form=prompts_fingerprint,
         help="prompt set name or YAML file (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: built-in prompt set names only, never a file (ocrstack.api.options checks)
     )
-    # request: bounded per job by the operator's servers, like the timeouts below
     concurrency: int = opt.option(
         dispatch.CONCURRENCY,
         flags=("--concurrency",),
@@ -178,9 +173,8 @@ class OpenAIOptions(EngineOptions):
         minimum=1,
         example="4",
         help="in-flight requests per server (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: bounded per job by the operator's servers, like the timeouts below
     )
-    # request: how long this job waits for the operator's servers
     request_timeout: float = opt.option(
         dispatch.REQUEST_TIMEOUT,
         flags=("--timeout",),
@@ -188,9 +182,8 @@ class OpenAIOptions(EngineOptions):
         above=0,
         example="600",
         help="seconds per request (default: {default:g})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: how long this job waits for the operator's servers
     )
-    # request: how often this job retries a block
     retries: int = opt.option(
         dispatch.RETRIES,
         flags=("--retries",),
@@ -199,9 +192,8 @@ class OpenAIOptions(EngineOptions):
         example="3",
         help="failures of one block (a burst of errors counts once; never a 4xx) before it is marked "
         "failed and the document partial (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: how often this job retries a block
     )
-    # request: how long this job waits for a starting server
     ready_timeout: float = opt.option(
         30.0,
         flags=("--ready-timeout",),
@@ -210,9 +202,8 @@ class OpenAIOptions(EngineOptions):
         example="300",
         help="seconds to wait before the first page for a server that is still starting (connection "
         "refused, 503); 0 fails at once (default: {default:g})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: how long this job waits for a starting server
     )
-    # request: when this job gives up on silent servers
     progress_timeout: float = opt.option(
         dispatch.PROGRESS_TIMEOUT,
         flags=("--progress-timeout",),
@@ -221,18 +212,16 @@ class OpenAIOptions(EngineOptions):
         example="600",
         help="seconds without an answer from any server (servers are re-checked meanwhile) before "
         "the run gives up (default: {default:g} = 10 minutes)",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: when this job gives up on silent servers
     )
-    # request: a choice among the routing modes
     routing: str = opt.option(
         "auto",
         flags=("--routing",),
         choices=routing.MODES,
         help="where blocks go: auto (least loaded by each server's /metrics, else our requests in "
         "flight) or inflight (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a choice among the routing modes
     )
-    # request: the generation cap of this job's blocks
     max_tokens: int = opt.option(
         4096,
         flags=("--max-tokens",),
@@ -241,7 +230,7 @@ class OpenAIOptions(EngineOptions):
         example="4096",
         cache="engine",
         help="generation cap per block (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: the generation cap of this job's blocks
     )
     # command line only: a service takes the recognizer key from $OPENAI_API_KEY at startup
     # (its own --api-key guards the service); a request never sets or sees it
@@ -266,20 +255,17 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
     kind: ClassVar[str] = "parse"
 
     inputs: tuple[Path, ...]
-    # command line only: the service gives every job its own output directory
     output: Path = opt.option(
         Path("out"),
         flags=("-o", "--output"),
         convert=opt.path,
         help="output directory (default: {default})",
-        where=CLI_ONLY,
+        where=CLI_ONLY,  # command line only: the service gives every job its own output directory
     )
-    # per document: the command line or a request, no service default
     pages: str | None = opt.option(
         None, flags=("--pages",), help="1-based page selection, e.g. 1-3,7 (default: all)",
-        where=PER_DOCUMENT,
+        where=PER_DOCUMENT,  # per document: the command line or a request, no service default
     )
-    # request: a number with a declared range
     dpi: int = opt.option(
         200,
         flags=("--dpi",),
@@ -288,9 +274,8 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         example="200",
         cache=True,
         help="PDF render resolution (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a number with a declared range
     )
-    # request: a choice among auto/on/off
     text_layer: str = opt.option(
         TextLayerMode.AUTO.value,
         flags=("--text-layer",),
@@ -299,9 +284,8 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         cache=True,
         help="the PDF's own text instead of OCR: auto (where measured sound, per page), on (wherever "
         "present, an OCR layer over a scan too), off (OCR every page) (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a choice among auto/on/off
     )
-    # request: a choice among the built-in recognizers
     recognizer: str = opt.option(
         "rapidocr",
         flags=("--recognizer",),
@@ -309,9 +293,8 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         choices=_recognizers,
         cache=True,
         help="recognizer: {choices} (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a choice among the built-in recognizers
     )
-    # request: a choice among the built-in runtimes
     ocr_runtime: str = opt.option(
         "onnxruntime",
         flags=("--ocr-runtime",),
@@ -321,9 +304,8 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         help="runtime of the embedded recognizer's text model: onnxruntime, or openvino (bfloat16 "
         "where the CPU computes it: 1.7x the recognizer, a few readings differ) "
         "(default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a choice among the built-in runtimes
     )
-    # per document: the command line or a request, no service default
     limit: int | None = opt.option(
         None,
         flags=("--limit",),
@@ -331,9 +313,8 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         minimum=1,
         example="1",
         help="parse at most N pages per input",
-        where=PER_DOCUMENT,
+        where=PER_DOCUMENT,  # per document: the command line or a request, no service default
     )
-    # request: a number with a declared range (the pixel budget of this job's pages)
     max_pixels: int = opt.option(
         40_000_000,
         flags=("--max-pixels",),
@@ -342,7 +323,7 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         example="40000000",
         cache=True,
         help="pixel budget per rendered page; larger pages are scaled down (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: a number with a declared range (the pixel budget of this job's pages)
     )
     # per document: the command line or a request, no service default
     password: str | None = opt.option(
@@ -352,13 +333,12 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
     force: bool = opt.option(
         False, flags=("--force",), help="overwrite existing finished outputs", where=CLI_ONLY
     )
-    # request: changes only this job's Markdown
     keep_paratext: bool = opt.option(
         False,
         flags=("--keep-paratext",),
         cache="engine",
         help="keep headers, footers and page numbers",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: changes only this job's Markdown
     )
     # service, not per request: every job writes its own output directory, so only the
     # operator has a reason to tune the wait
@@ -373,10 +353,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         "wait, report it as held (default: {default})",
         where=SERVICE_DEFAULT,
     )
-    # command line only: the service decides which files a job writes
     save_layout_images: bool = opt.option(
         False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs",
-        where=CLI_ONLY,
+        where=CLI_ONLY,  # command line only: the service decides which files a job writes
     )
     # command line only: a server path; a job's page cache stays in its output directory
     # (the service counts finished pages there)
