@@ -263,7 +263,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         where=CLI_ONLY,  # command line only: the service gives every job its own output directory
     )
     pages: str | None = opt.option(
-        None, flags=("--pages",), help="1-based page selection, e.g. 1-3,7 (default: all)",
+        None,
+        flags=("--pages",),
+        help="1-based page selection, e.g. 1-3,7 (default: all)",
         where=PER_DOCUMENT,  # per document: the command line or a request, no service default
     )
     dpi: int = opt.option(
@@ -354,7 +356,9 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         where=SERVICE_DEFAULT,
     )
     save_layout_images: bool = opt.option(
-        False, flags=("--save-layout-images",), help="write per-page layout overlay PNGs",
+        False,
+        flags=("--save-layout-images",),
+        help="write per-page layout overlay PNGs",
         where=CLI_ONLY,  # command line only: the service decides which files a job writes
     )
     # command line only: a server path; a job's page cache stays in its output directory
