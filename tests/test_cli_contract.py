@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import subprocess
 
@@ -54,7 +55,6 @@ def test_unit_tests_cannot_start_processes_unmarked() -> None:
         subprocess.run(["true"], check=False)
 
 
-
 def test_closed_pipe_is_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     """`ocrstack ... | head`: a BrokenPipeError from printing ends quietly with 128 + SIGPIPE."""
     from ocrstack import versions
@@ -65,3 +65,21 @@ def test_closed_pipe_is_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(versions, "show", broken)
     monkeypatch.setattr("os.dup2", lambda *a: None)  # keep pytest's own stdout
     assert main(["versions", "show"]) == 141
+
+
+def test_json_is_one_declaration_for_every_verb() -> None:
+    """Every ``--json`` of every (sub)command is the shared one: ``args.json``, False when absent."""
+    from ocrstack.commands import Output
+
+    def parsers(p: argparse.ArgumentParser):
+        yield p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    yield from parsers(child)
+
+    found = [(p.prog, a) for p in parsers(build_parser()) for a in p._actions if "--json" in a.option_strings]
+    assert len(found) >= 16
+    for prog, action in found:
+        assert action.dest == "json" and action.default is Output.json is False, prog
+        assert "as JSON" in action.help, prog

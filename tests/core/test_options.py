@@ -125,3 +125,38 @@ def test_parse_from_mapping_converts_and_validates_like_the_cli(tmp_path, monkey
     base = ParseOptions(inputs=(), output=tmp_path / "o")
     merged = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "inputs"}
     assert parse_options.from_mapping({**merged, "dpi": "300"}) == dataclasses.replace(base, dpi=300)
+
+
+@dataclass(frozen=True)
+class Placed:
+    src: Path = opt.option(flags=("--src",), convert=Path, help="required: no default")
+    check: bool = opt.option(True, flags=("--no-check",), help="a default True flips off")
+    mode: str = opt.option("a", flags=("--mode",), help="{what} mode", where=(opt.CLI, opt.SERVICE))
+    level: int = opt.option(1, flags=("--level",), convert=int, where=(opt.REQUEST,), help="l")
+
+
+def test_where_selects_the_options_of_a_place():
+    names = {
+        place: [f.name for f, _ in opt.specs(Placed, place)] for place in (opt.CLI, opt.SERVICE, opt.REQUEST)
+    }
+    assert names == {opt.CLI: ["src", "check", "mode"], opt.SERVICE: ["mode"], opt.REQUEST: ["level"]}
+    with pytest.raises(ValueError, match="unknown option place"):
+        opt.option(1, help="x", where=("everywhere",))
+
+
+def test_service_flags_and_values_come_only_from_service_options():
+    p = argparse.ArgumentParser()
+    opt.add_arguments(p, Placed, opt.SERVICE, what="the default")
+    assert "--src" not in p.format_help() and "the default mode" in p.format_help()
+    args = argparse.Namespace(mode="b", src="elsewhere", level="3")
+    assert opt.namespace_values(args, Placed, opt.SERVICE) == {"mode": "b"}
+
+
+def test_required_flags_and_flags_that_turn_a_default_off():
+    p = argparse.ArgumentParser()
+    opt.add_arguments(p, Placed, what="a")
+    with pytest.raises(SystemExit):
+        p.parse_args([])  # --src has no default: argparse requires it
+    built = opt.build(Placed, opt.namespace_values(p.parse_args(["--src", "x", "--no-check"]), Placed))
+    assert built == Placed(src=Path("x"), check=False)
+    assert opt.build(Placed, opt.namespace_values(p.parse_args(["--src", "x"]), Placed)).check is True
