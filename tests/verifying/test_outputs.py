@@ -119,7 +119,8 @@ def _blocks_json(tmp_path: Path, name: str, pages: list[tuple[list[tuple[str, st
 
 
 def test_blocks_json_beside_the_markdown_sets_the_page_checks_and_they_pass(tmp_path: Path) -> None:
-    from ocrstack.verifying.run import VerifyOptions, run
+    from ocrstack.verifying.options import VerifyOptions
+    from ocrstack.verifying.run import run
 
     _blocks_json(tmp_path, "doc", [
         ([("title", "Results"), ("text", PROSE)], True),
@@ -144,7 +145,8 @@ def test_blocks_json_beside_the_markdown_sets_the_page_checks_and_they_pass(tmp_
 
 def test_plain_text_table_from_rapidocr_fails_the_table_check(tmp_path: Path) -> None:
     """rapidocr gives tables as plain text: the layout found a table, the Markdown has no <table> -> FAIL."""
-    from ocrstack.verifying.run import VerifyOptions, run
+    from ocrstack.verifying.options import VerifyOptions
+    from ocrstack.verifying.run import run
 
     _blocks_json(tmp_path, "scan", [([("text", PROSE), ("table", "Name Qty\nbolt 4\nnut 8")], False)], "rapidocr")
     md = tmp_path / "scan.md"
@@ -177,8 +179,9 @@ def test_expect_overrides_the_blocks_kind_and_adds_others(tmp_path: Path) -> Non
 def test_failed_pages_and_bad_blocks_files(tmp_path: Path) -> None:
     import json
 
+    from ocrstack.verifying.options import VerifyOptions
     from ocrstack.verifying.outputs import expectations_from_blocks
-    from ocrstack.verifying.run import VerifyOptions, run
+    from ocrstack.verifying.run import run
 
     path = _blocks_json(tmp_path, "f", [([("table", "x")], True), ([("table", "y")], True)], "openai")
     doc = json.loads(path.read_text())

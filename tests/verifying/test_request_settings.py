@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from ocrstack.core.results import Report, Status
+from ocrstack.verifying.options import VerifyOptions
 from ocrstack.verifying.request_settings import request_settings_check
-from ocrstack.verifying.run import VerifyOptions, output_section
+from ocrstack.verifying.run import output_section
 
 
 def blocks_file(tmp_path: Path, prompts: str) -> Path:

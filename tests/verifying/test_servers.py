@@ -10,8 +10,9 @@ import pytest
 
 from ocrstack.core.errors import ServerRejected, ServerUnreachable, UsageError
 from ocrstack.verifying.backends import OpenAIBackend, Sample
+from ocrstack.verifying.options import VerifyOptions
 from ocrstack.verifying.report import write_reports
-from ocrstack.verifying.run import VerifyOptions, run
+from ocrstack.verifying.run import run
 from ocrstack.verifying.tiny import sample_image_png
 
 METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"

@@ -11,7 +11,8 @@ import pytest
 from ocrstack.serving.ephemeral import transformers_server
 from ocrstack.verifying import tiny
 from ocrstack.verifying.backends import OpenAIBackend, TransformersBackend
-from ocrstack.verifying.run import VerifyOptions, run
+from ocrstack.verifying.options import VerifyOptions
+from ocrstack.verifying.run import run
 
 pytest.importorskip("transformers", reason="the tf extra (torch, transformers) is needed for the two-backend check")
 

@@ -68,6 +68,8 @@ class Spec:
         show: formats the default for ``{default}`` in ``help``.
         const: the value of a flag given without one (argparse ``nargs="?"``, e.g. ``--ray`` alone
             means a local Ray); None: the flag needs a value.
+        group: title of the argparse argument group the flag is listed under (None: the parser's
+            own options).
         where: the places the option may be set, a subset of {:data:`CLI`, :data:`SERVICE`,
             :data:`REQUEST`} (default: the command line only). A declaration that adds
             :data:`REQUEST` should say beside it why a client may set it.
@@ -88,6 +90,7 @@ class Spec:
     env: str | None = None
     show: Callable[[Any], str] | None = None
     const: str | None = None
+    group: str | None = None
     where: frozenset[str] = frozenset({CLI})
 
 
@@ -175,6 +178,7 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, 
     default is a required flag; a boolean flag flips its default (``--no-x`` for a default True).
     ``text`` fills further ``{name}`` fields of the help (one declaration worded per verb).
     """
+    groups: dict[str, Any] = {}
     for f, s in specs(cls, where):
         if not s.flags:
             continue
@@ -195,7 +199,9 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, 
                 kw["action"] = "append"
             elif s.const is not None:
                 kw["nargs"], kw["const"] = "?", s.const
-        parser.add_argument(*s.flags, **kw)
+        if s.group is not None and s.group not in groups:
+            groups[s.group] = parser.add_argument_group(s.group)
+        (groups[s.group] if s.group is not None else parser).add_argument(*s.flags, **kw)
 
 
 def namespace_values(args: argparse.Namespace, cls: type, where: str = CLI) -> dict[str, Any]:

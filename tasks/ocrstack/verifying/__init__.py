@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
-from ocrstack.verifying.run import VerifyOptions, VerifyResult, run
+from ocrstack.verifying.options import VerifyOptions
+from ocrstack.verifying.run import VerifyResult, run
 
 __all__ = ["VerifyOptions", "VerifyResult", "run"]

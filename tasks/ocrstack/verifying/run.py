@@ -7,17 +7,12 @@ only when ``/metrics`` was checked and passed (guide 10).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
 from ocrstack.core.errors import ConfigError, OcrstackError, UsageError
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.verifying import compare as cmp
 from ocrstack.verifying.backends import BackendResult, OpenAIBackend, Sample, TransformersBackend
 from ocrstack.verifying.config import VerifyConfig, load
+from ocrstack.verifying.options import VerifyOptions
 from ocrstack.verifying.outputs import (
     blocks_file_for,
     check_markdown,
@@ -27,63 +22,6 @@ from ocrstack.verifying.outputs import (
 )
 from ocrstack.verifying.report import TINY_TITLE, TITLE, VerifyResult, summarize, write_reports
 from ocrstack.verifying.request_settings import request_settings_check
-from ocrstack.versions.endpoints import default_model
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
-    """Options of ``ocrstack verify`` (defaults here only).
-
-    Attributes:
-        markdown: parsed Markdown to check (guide 6); None = output checks not run.
-        expect: ``KIND[@PAGES]`` expectations (table, formula, text); a kind given here replaces
-            that kind's pages read from the blocks file, other kinds add to them.
-        blocks: blocks file to derive page expectations from (default: ``NAME.blocks.json``
-            beside ``markdown``, used when present); ``use_blocks`` False ignores it.
-        dspark_url / dspark_model / dspark_requests: DSpark server to prove active via /metrics.
-        image / prompt / table: the two-backend sample (guide 7: table.png + the OTSL prompt).
-        tf_model: checkpoint for the in-process transformers side.
-        servers: ``(url, served model)`` pairs of OpenAI-compatible servers (transformers serve, vLLM).
-        tiny: run the CPU comparison (tiny checkpoint in-process vs a real ``transformers serve``).
-        reference: the image is the guide's 1080x1080 table image and the model the real one:
-            also compare with the guide 7 reference values.
-        max_new_tokens: generation cap (default: verify.yaml, guide 7's 512; 32 for ``tiny``).
-        device / dtype / attn: in-process transformers settings (guide 7 uses ``--attn sdpa``).
-        mm_kwargs: image-processor settings for both sides (e.g. guide 4.1's ``downsample_mode``).
-        work_dir: cache for the tiny checkpoint and server logs.
-        report_dir: write ``verify-report.json`` and ``verify-report.txt`` here.
-        server_timeout: seconds for a server to answer (readiness of the ``tiny`` server, requests).
-        tf_server: ``(model_dir, run_dir, timeout) -> context manager yielding (url, served model)``
-            that runs ``transformers serve`` for ``tiny``; handed in by the commands layer
-            (:func:`ocrstack.serving.ephemeral.transformers_server`) so verifying imports no other stage.
-    """
-
-    markdown: Path | None = None
-    expect: tuple[str, ...] = ()
-    blocks: Path | None = None
-    use_blocks: bool = True
-    dspark_url: str | None = None
-    dspark_model: str = field(default_factory=default_model)
-    dspark_requests: int = 3
-    image: Path | None = None
-    prompt: str | None = None
-    table: bool | None = None
-    tf_model: Path | None = None
-    servers: tuple[tuple[str, str], ...] = ()
-    tiny: bool = False
-    reference: bool = False
-    max_new_tokens: int | None = None
-    device: str = "auto"
-    dtype: str = "auto"
-    attn: str | None = None
-    mm_kwargs: tuple[tuple[str, Any], ...] = ()
-    work_dir: Path = Path(".ocrstack") / "verify"
-    report_dir: Path | None = None
-    server_timeout: float = 600.0
-    tf_server: Callable[[Path, Path, float], AbstractContextManager[tuple[str, str]]] | None = field(
-        default=None, repr=False, compare=False
-    )
-
 
 # ------------------------------------------------------------------ sections
 
