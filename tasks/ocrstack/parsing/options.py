@@ -38,12 +38,9 @@ LAYOUT_MODEL_ENV = "OCR_LAYOUT_MODEL_DIR"
 
 E = TypeVar("E", bound="EngineOptions")
 
-# Where each option may be set (ocrstack.core.options.Spec.where), with the reason beside each
-# declaration. The HTTP API (ocrstack.api.options) takes exactly the REQUEST ones from a job's form
-# fields and ``ocrstack api serve`` the SERVICE ones as flags, so an API-settable option is one
-# declaration here. The security rules of the API: a request never sets a server path
-# (layout_model, cache_dir, output, prompt files), an API key, server URLs outside the operator's
-# list, or what the service decides about its files (force, save_layout_images).
+# Where each option may be set (Spec.where; the reason beside each): ocrstack.api takes the REQUEST
+# ones as form fields, ``api serve`` the SERVICE ones as flags. A request never sets a server path,
+# an API key, server URLs outside the operator's list, or which files a job writes.
 ANYWHERE = (opt.CLI, opt.SERVICE, opt.REQUEST)
 SERVICE_DEFAULT = (opt.CLI, opt.SERVICE)
 PER_DOCUMENT = (opt.CLI, opt.REQUEST)
@@ -138,8 +135,6 @@ class OpenAIOptions(EngineOptions):
 
     kind: ClassVar[str] = "openai"
 
-    # request: only among the service's own URLs (ocrstack.api.options checks; no server-side
-    # fetching of user-given URLs)
     server_urls: tuple[str, ...] = opt.option(
         default_factory=lambda: (default_server_url(),),
         flags=("--server-url",),
@@ -147,7 +142,7 @@ class OpenAIOptions(EngineOptions):
         metavar="URL",
         show=lambda urls: urls[0],
         help="OpenAI-compatible endpoint; repeat for several (default: {default})",
-        where=ANYWHERE,
+        where=ANYWHERE,  # request: only the service's own URLs (ocrstack.api.options checks)
     )
     model: str = opt.option(
         default_factory=default_model,
@@ -232,14 +227,12 @@ class OpenAIOptions(EngineOptions):
         help="generation cap per block (default: {default})",
         where=ANYWHERE,  # request: the generation cap of this job's blocks
     )
-    # command line only: a service takes the recognizer key from $OPENAI_API_KEY at startup
-    # (its own --api-key guards the service); a request never sets or sees it
     api_key: str | None = opt.option(
         None,
         flags=("--api-key",),
         secret=True,
         help="bearer token for --recognizer openai (default: $OPENAI_API_KEY; never logged)",
-        where=CLI_ONLY,
+        where=CLI_ONLY,  # a service reads $OPENAI_API_KEY at startup; a request never sets or sees it
     )
 
 
@@ -342,8 +335,6 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         help="keep headers, footers and page numbers",
         where=ANYWHERE,  # request: changes only this job's Markdown
     )
-    # service, not per request: every job writes its own output directory, so only the
-    # operator has a reason to tune the wait
     lock_timeout: float = opt.option(
         600.0,
         flags=("--lock-timeout",),
@@ -353,7 +344,7 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         example="600",
         help="how long to wait for an output document another parse run is writing; 0: do not "
         "wait, report it as held (default: {default})",
-        where=SERVICE_DEFAULT,
+        where=SERVICE_DEFAULT,  # each job has its own output directory: only the operator tunes this
     )
     save_layout_images: bool = opt.option(
         False,
@@ -361,15 +352,13 @@ class ParseOptions(OpenAIOptions, LayoutOptions):
         help="write per-page layout overlay PNGs",
         where=CLI_ONLY,  # command line only: the service decides which files a job writes
     )
-    # command line only: a server path; a job's page cache stays in its output directory
-    # (the service counts finished pages there)
     cache_dir: Path | None = opt.option(
         None,
         flags=("--cache-dir",),
         metavar="DIR",
         convert=opt.path,
         help="page cache directory; on storage every node sees for --ray (default: OUT/.ocrstack-cache)",
-        where=CLI_ONLY,
+        where=CLI_ONLY,  # a server path; a job's page cache stays in its output dir (pages done)
     )
 
 
