@@ -5,7 +5,9 @@ function, same outputs, same page cache), so a job rerun after a crash reuses ev
 page. Models are loaded once per worker thread and kept (the embedded layout provider and
 rapidocr); an OpenAI-compatible recognizer is built per job (no model, cheap) and closed by the
 pipeline. Hooks used here, all public to the pipeline: ``Parser.parse_page`` (overridden to count
-pages, observe stage latencies and honour cancellation) and the recognizer's ``probe``/``close``.
+pages, observe stage latencies and honour cancellation), the recognizer's ``probe``/``close`` and
+its ``http_clients``/``stats`` (per-server metrics); the job's state, error and page counts come
+from the run's returned outcome (:class:`ocrstack.parsing.outcomes.RunSummary`).
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from typing import Any
 from ocrstack.api import options as api_options
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.store import Job, JobStore
-from ocrstack.core.errors import CheckFailed, OcrstackError, PartialSuccess, UsageError
+from ocrstack.core.errors import OcrstackError, UsageError
 from ocrstack.parsing import layout as layout_registry
 from ocrstack.parsing import outputs, pipeline
 from ocrstack.parsing import recognition as recognition_registry
+from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
 
 log = logging.getLogger("ocrstack.api")
@@ -42,9 +46,10 @@ class JobCancelled(UsageError):
 
 
 class _ObservedRecognizer:
-    """Proxy around a recognizer that feeds per-server metrics (requests, faults, latency)."""
+    """Proxy around a recognizer (:class:`ocrstack.parsing.engines.Recognizer`) that feeds
+    per-server metrics (requests, faults, latency) from its public ``http_clients`` and ``stats``."""
 
-    def __init__(self, inner: Any, metrics: Metrics) -> None:
+    def __init__(self, inner: Recognizer, metrics: Metrics) -> None:
         self._inner = inner
         self._metrics = metrics
 
@@ -53,9 +58,8 @@ class _ObservedRecognizer:
 
     def probe(self) -> Any:
         result = self._inner.probe()
-        dispatcher = getattr(self._inner, "_dispatcher", None)
-        for srv in getattr(dispatcher, "servers", []):
-            self._hook(srv.url, srv.client)
+        for url, client in self._inner.http_clients().items():
+            self._hook(url, client)
         return result
 
     def _hook(self, url: str, client: Any) -> None:
@@ -72,20 +76,16 @@ class _ObservedRecognizer:
         client.event_hooks = {"request": [stamp], "response": [observe]}
 
     def close(self) -> None:
-        stats = getattr(self._inner, "stats", None)
-        if callable(stats):
-            try:
-                for url, s in stats().items():
-                    self._metrics.recognizer_requests.labels(url).inc(s.get("done", 0))
-                    self._metrics.recognizer_errors.labels(url).inc(s.get("failed", 0))
-            except Exception:  # noqa: BLE001 - metrics must never fail a job
-                log.debug("recognizer stats unavailable", exc_info=True)
-        close = getattr(self._inner, "close", None)
-        if callable(close):
-            close()
+        try:
+            for url, s in self._inner.stats().items():
+                self._metrics.recognizer_requests.labels(url).inc(s.get("done", 0))
+                self._metrics.recognizer_errors.labels(url).inc(s.get("failed", 0))
+        except Exception:  # noqa: BLE001 - metrics must never fail a job
+            log.debug("recognizer stats unavailable", exc_info=True)
+        self._inner.close()
 
 
-class _JobParser(pipeline.Parser):
+class _JobParser(Parser):
     """The pipeline's Parser with providers given (reused across jobs) plus per-page bookkeeping."""
 
     def __init__(self, options: ParseOptions, layout: Any, recognizer: Any, job: Job, worker: Worker) -> None:
@@ -273,13 +273,13 @@ class Worker:
                 executor=executor,
             )
             cached = sum(d.cached for d in summary.documents)
+            problem = summary.error()  # failed pages or blocks, or a failed validation: written
+            if problem is not None:
+                state, error, fix = "partial", problem.message, problem.remedy
+                done = job.pages_total - summary.failed_pages
+                self.metrics.page_failures.inc(summary.failed_pages)
         except JobCancelled:
             state = "cancelled"
-        except (PartialSuccess, CheckFailed) as exc:
-            state, error, fix = "partial", exc.message, exc.remedy
-            failed = _failed_pages(self.store.out_dir(job.id))
-            done = job.pages_total - failed
-            self.metrics.page_failures.inc(failed)
         except OcrstackError as exc:
             state, error, fix, done = (
                 "failed",
@@ -336,11 +336,6 @@ def _blocks(out_dir: Path) -> dict | None:
         except (OSError, ValueError):
             return None
     return None
-
-
-def _failed_pages(out_dir: Path) -> int:
-    data = _blocks(out_dir) or {}
-    return sum(1 for p in data.get("pages", []) if p.get("error"))
 
 
 def _observe_render(metrics: Metrics, out_dir: Path) -> None:

@@ -2,7 +2,9 @@
 
 Only argument parsing here: every option flag is derived from its one declaration in
 :mod:`ocrstack.parsing.options` (defaults, help, ranges), which also converts and validates the
-values; :func:`ocrstack.parsing.pipeline.run` does the work. Relative paths are resolved against
+values; :func:`ocrstack.parsing.pipeline.run` does the work and returns its outcome, which this
+verb prints (stderr) and maps to the exit code (:meth:`ocrstack.parsing.outcomes.RunSummary.error`:
+0 all ok, 7 failed pages or documents, 1 failed validation). Relative paths are resolved against
 the current directory, once (the guide's ``--set`` relative-path pitfall cannot happen).
 ``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent. ``--ray [ADDRESS]``
 (:mod:`ocrstack.scaleout.options`) hands the pages to :class:`ocrstack.scaleout.RayExecutor`;
@@ -12,6 +14,7 @@ the current directory, once (the guide's ``--set`` relative-path pitfall cannot 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ocrstack.core.options import path
@@ -72,11 +75,16 @@ def _handle(args: argparse.Namespace) -> int:
 
         executor = RayExecutor(address)
     try:
-        pipeline.run(options, progress=not args.no_progress, executor=executor)
+        summary = pipeline.run(options, progress=not args.no_progress, executor=executor)
     except KeyboardInterrupt:
         from ocrstack.parsing import interrupts
 
         # a page still in flight: end now with 130 instead of joining it (issue 10)
         interrupts.exit_interrupted("ocrstack: finished pages are kept; rerun the same command to resume")
         raise
+    for line in summary.lines():
+        print(line, file=sys.stderr)
+    error = summary.error()
+    if error is not None:
+        raise error  # main() prints it and ends with its exit code
     return 0

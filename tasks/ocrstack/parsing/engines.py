@@ -98,3 +98,14 @@ class Recognizer(Engine):
         """Most pages rendered and not yet finished at once (bounds memory). Default 2 x workers,
         so a worker never waits for the renderer."""
         return 2 * self.workers
+
+    def http_clients(self) -> dict[str, Any]:
+        """The HTTP client (``httpx.Client``) of each server by base URL, once :meth:`probe` has
+        run, for instrumentation (the HTTP service's per-server latency metric). Default: none
+        (in-process work)."""
+        return {}
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per server URL: request counts (``done`` answered, ``failed`` retryable faults, ...).
+        Default: none (in-process work)."""
+        return {}

@@ -1,20 +1,26 @@
-"""Per-document outcomes of ``ocrstack parse`` and the batch report (issue 10).
+"""What a run of ``ocrstack parse`` returns: its outcome as data, and the batch report (issue 10).
 
-Each input ends as one :class:`DocumentSummary` whose :attr:`~DocumentSummary.status` is
-``ok``, ``partial`` or ``failed`` -- docling's SUCCESS / PARTIAL_SUCCESS / FAILURE per document
-(``docling.datamodel.base_models.ConversionStatus``). A batch goes on past a failed document;
-:func:`conclude` prints one line per bad document (path, problem, fix), the summary
-``N ok, M partial, K failed`` and writes ``OUT/ocrstack-report.json`` (atomically). Exit codes
-(:mod:`ocrstack.core.errors`): a batch of several inputs ends 0 when every document is ok and 7
-(:class:`PartialSuccess`) otherwise; a single input writes no report and keeps its own codes
-(3 bad file, 2 bad ``--pages``, 7 failed pages, 1 failed validation).
+:func:`ocrstack.parsing.pipeline.run` returns a :class:`RunSummary`: one :class:`DocumentSummary`
+per input whose :attr:`~DocumentSummary.status` is a :class:`Status` -- docling's SUCCESS /
+PARTIAL_SUCCESS / FAILURE per document (``docling.datamodel.base_models.ConversionStatus``),
+written ``ok`` / ``partial`` / ``failed`` in the report. A batch goes on past a failed document
+and writes ``OUT/ocrstack-report.json`` (atomically, :func:`write_report`).
+
+The run prints nothing of its outcome and raises nothing for it: its callers render it.
+:meth:`RunSummary.lines` is the text ``ocrstack parse`` prints (one line per input, the
+validation reports, and for a batch the summary ``N ok, M partial, K failed`` and one line per bad
+document: path, problem, fix); :meth:`RunSummary.error` is the error the CLI ends with (its exit
+code, :mod:`ocrstack.core.errors`) and the HTTP service records for the job: a batch of several
+inputs ends 0 when every document is ok and 7 (:class:`PartialSuccess`) otherwise; a single
+input writes no report and keeps its own codes (7 failed pages or blocks, 1 failed validation;
+its bad file, 3, or bad ``--pages``, 2, are raised by the run before any page is parsed).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +32,14 @@ from ocrstack.parsing.assembly.markdown import summary
 #: The report file in the output directory (schema :data:`REPORT_SCHEMA`).
 REPORT_NAME = "ocrstack-report.json"
 REPORT_SCHEMA = 1
-OK, PARTIAL, FAILED = "ok", "partial", "failed"
+
+
+class Status(StrEnum):
+    """The outcome of one input; the value is the word in the report and the summary line."""
+
+    SUCCESS = "ok"  #: every selected page and block read, validation passed (or up to date)
+    PARTIAL = "partial"  #: written, with failed pages or blocks, or a failed validation
+    FAILURE = "failed"  #: no output: the document failed as a whole, or every page failed
 
 
 @dataclass
@@ -57,14 +70,19 @@ class DocumentSummary:
         return done / self.seconds if self.seconds > 0 and done > 0 else 0.0
 
     @property
-    def status(self) -> str:
-        """``failed`` (no output: :attr:`error`, or every page failed), ``partial`` (written with
-        failed pages or blocks, or validation failed) or ``ok``."""
+    def blocks_json(self) -> Path:
+        """NAME.blocks.json beside :attr:`markdown` (the pages, blocks, errors and provenance)."""
+        return self.markdown.with_suffix(".blocks.json")
+
+    @property
+    def status(self) -> Status:
+        """FAILURE (:attr:`error`, or every page failed), PARTIAL (written with failed pages or
+        blocks, or validation failed) or SUCCESS."""
         if self.error is not None or (self.pages and self.failed == self.pages):
-            return FAILED
+            return Status.FAILURE
         if self.failed or self.partial or (self.validation is not None and not self.validation.ok):
-            return PARTIAL
-        return OK
+            return Status.PARTIAL
+        return Status.SUCCESS
 
     def problem(self) -> str:
         """One line naming the file, what is wrong and the fix (for a document that is not ok)."""
@@ -79,24 +97,41 @@ class DocumentSummary:
         if self.validation is not None and not self.validation.ok:
             what.append(f"{len(self.validation.failures())} validation check(s) failed")
         return (
-            f"{self.source}: {', '.join(what)} -- fix: see {self.markdown.with_suffix('.blocks.json').name} "
+            f"{self.source}: {', '.join(what)} -- fix: see {self.blocks_json.name} "
             "(pages and blocks with an error); rerun the same command to retry only those"
         )
 
 
 @dataclass
 class RunSummary:
-    """All inputs of one ``parse`` call."""
+    """All inputs of one ``parse`` call, in input order.
+
+    ``single`` is true for a run of one input (no report; its own exit codes, :meth:`error`);
+    ``report`` is the ``ocrstack-report.json`` written for several inputs, else None; ``seconds``
+    the wall-clock time of the whole run.
+    """
 
     documents: list[DocumentSummary] = field(default_factory=list)
+    single: bool = False
+    report: Path | None = None
+    seconds: float = 0.0
 
     @property
     def failed_pages(self) -> int:
+        """Pages that failed in this run (marked with their error in NAME.blocks.json)."""
         return sum(d.failed for d in self.documents)
+
+    @property
+    def status(self) -> Status:
+        """SUCCESS when every document is, FAILURE when every document failed, else PARTIAL."""
+        found = {d.status for d in self.documents}
+        if found <= {Status.SUCCESS}:
+            return Status.SUCCESS
+        return Status.FAILURE if found == {Status.FAILURE} else Status.PARTIAL
 
     def counts(self) -> dict[str, int]:
         """Documents per status, plus ``up_to_date`` (ok documents skipped, nothing parsed)."""
-        out = {OK: 0, PARTIAL: 0, FAILED: 0}
+        out = {str(s): 0 for s in Status}
         for d in self.documents:
             out[d.status] += 1
         out["up_to_date"] = sum(1 for d in self.documents if d.up_to_date)
@@ -106,7 +141,58 @@ class RunSummary:
         """``N ok (U up to date), M partial, K failed``."""
         c = self.counts()
         fresh = f" ({c['up_to_date']} up to date)" if c["up_to_date"] else ""
-        return f"{c[OK]} ok{fresh}, {c[PARTIAL]} partial, {c[FAILED]} failed"
+        return f"{c[Status.SUCCESS]} ok{fresh}, {c[Status.PARTIAL]} partial, {c[Status.FAILURE]} failed"
+
+    def lines(self) -> list[str]:
+        """What ``ocrstack parse`` prints of the outcome (stderr), in order: one line per input
+        (:func:`summary_line`) with its validation report; for several inputs then the summary
+        with the report's path and one line per document that is not ok (status, problem, fix)
+        -- a document failed as a whole is named there only, once."""
+        out = []
+        for d in self.documents:
+            if d.error is not None and not self.single:
+                continue
+            out.append(summary_line(d))
+            if d.validation is not None and not d.up_to_date:
+                out.append(d.validation.to_text())
+        if not self.single:
+            out.append(f"ocrstack parse: {self.line()} (report: {self.report})")
+            bad = [d for d in self.documents if d.status != Status.SUCCESS]
+            out.extend(f"{d.status.upper()} {d.problem()}" for d in bad)
+        return out
+
+    def error(self) -> OcrstackError | None:
+        """The error a run that is not a full success ends with, else None: the CLI raises it (its
+        exit code), the HTTP service records its message and fix for the job.
+
+        Several inputs: :class:`PartialSuccess` when any document is not ok. One input: its own
+        error when it failed as a whole; :class:`PartialSuccess` for failed pages or blocks;
+        :class:`CheckFailed` when all pages were parsed but the validation failed (guide 6).
+        """
+        if not self.single:
+            if self.status == Status.SUCCESS:
+                return None
+            return PartialSuccess(
+                f"{self.line()}; every good document was written",
+                f"fix the files named above (details in {self.report}) and rerun the same command: "
+                "finished documents are skipped as up to date",
+            )
+        (d,) = self.documents
+        if d.error is not None:
+            return d.error
+        if d.failed or d.partial:
+            partial = f", {d.partial} page(s) with failed blocks" if d.partial else ""
+            return PartialSuccess(
+                f"{d.failed} page(s) failed{partial}; the rest was written",
+                "see the page and block errors above and in NAME.blocks.json (blocks with status failed); "
+                "rerun the same command to retry only those",
+            )
+        if d.validation is not None and not d.validation.ok:
+            return CheckFailed(
+                f"output validation failed for {d.markdown}",
+                "see the failed checks above (page and block named)",
+            )
+        return None
 
 
 def summary_line(d: DocumentSummary) -> str:
@@ -152,7 +238,7 @@ def report(run: RunSummary, stopped: str | None = None) -> dict[str, Any]:
                 "failed_pages": d.failed,
                 "partial_pages": d.partial,
                 "seconds": round(d.seconds, 3),
-                "error": None if d.status == OK else d.problem(),
+                "error": None if d.status == Status.SUCCESS else d.problem(),
             }
             for d in run.documents
         ],
@@ -164,49 +250,3 @@ def write_report(out_dir: Path, run: RunSummary, stopped: str | None = None) -> 
     path = out_dir / REPORT_NAME
     outputs.atomic_write_json(path, report(run, stopped))
     return path
-
-
-def conclude(run: RunSummary, out_dir: Path, single: bool, say: Callable[[str], None]) -> RunSummary:
-    """Print the per-document lines and the summary, write the report (several inputs only: one
-    input's outcome is its exit code and NAME.blocks.json), raise for the exit code.
-
-    Raises:
-        OcrstackError: ``single`` and the one document failed as a whole: its own error.
-        PartialSuccess: pages or blocks failed (single), or any document not ok (batch).
-        CheckFailed: ``single`` and all pages parsed but validation failed (guide 6).
-    """
-    for d in run.documents:
-        if d.error is not None and not single:
-            continue  # named once, with its fix, in the list of bad documents below
-        say(summary_line(d))
-        if d.validation is not None and not d.up_to_date:
-            say(d.validation.to_text())
-    if not single:
-        path = write_report(out_dir, run)  # one input: its exit code and blocks.json say it all
-        say(f"ocrstack parse: {run.line()} (report: {path})")
-        bad = [d for d in run.documents if d.status != OK]
-        for d in bad:
-            say(f"{d.status.upper()} {d.problem()}")
-        if bad:
-            raise PartialSuccess(
-                f"{run.line()}; every good document was written",
-                f"fix the files named above (details in {path}) and rerun the same command: "
-                "finished documents are skipped as up to date",
-            )
-        return run
-    (d,) = run.documents
-    if d.error is not None:
-        raise d.error
-    if d.failed or d.partial:
-        partial = f", {d.partial} page(s) with failed blocks" if d.partial else ""
-        raise PartialSuccess(
-            f"{d.failed} page(s) failed{partial}; the rest was written",
-            "see the page and block errors above and in NAME.blocks.json (blocks with status failed); "
-            "rerun the same command to retry only those",
-        )
-    if d.validation is not None and not d.validation.ok:
-        raise CheckFailed(
-            f"output validation failed for {d.markdown}",
-            "see the failed checks above (page and block named)",
-        )
-    return run

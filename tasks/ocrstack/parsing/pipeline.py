@@ -39,27 +39,13 @@ from ocrstack.parsing import batch, doclock, documents, interrupts, outcomes, ou
 from ocrstack.parsing.assembly.markdown import render_document
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
-from ocrstack.parsing.outcomes import DocumentSummary, RunSummary, summary_line
+from ocrstack.parsing.outcomes import DocumentSummary, RunSummary
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.progress import Progress
-from ocrstack.parsing.stages import CROP_PAD, FIGURE_PAD, STAGES, Parser, image_dpi
+from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
 from ocrstack.parsing.validate import validate
 from ocrstack.parsing.work import DocumentWork, PageExecutor
-
-__all__ = [
-    "DocumentWork",
-    "PageExecutor",
-    "CROP_PAD",
-    "FIGURE_PAD",
-    "STAGES",
-    "Parser",
-    "image_dpi",
-    "run",
-    "RunSummary",
-    "DocumentSummary",
-    "summary_line",
-]
 
 #: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
 #: server or a missing model will not get better on the next page).
@@ -95,11 +81,15 @@ def run(
     second run into the same ``-o`` waits (``--lock-timeout``) instead of doing the work twice.
     With several inputs a bad document (unreadable, ``--pages`` beyond its end, held by another
     run, an output made from another input) becomes that document's failure and the others go
-    on. ``parser`` replaces the providers built from ``options`` (tests, benchmarks); ``echo``
-    receives the summary lines (default: stderr). ``executor`` computes the pages elsewhere
-    (``--ray``: :class:`ocrstack.scaleout.RayExecutor`); cache, assembly and outputs stay here.
+    on. ``parser`` replaces the providers built from ``options`` (tests, benchmarks, the HTTP
+    service); ``echo`` receives the lines said while the run waits (another run's lock; default:
+    stderr). ``executor`` computes the pages elsewhere (``--ray``:
+    :class:`ocrstack.scaleout.RayExecutor`); cache, assembly and outputs stay here.
 
-    Returns the summary when every document is ok.
+    Returns:
+        The run's outcome (:class:`~ocrstack.parsing.outcomes.RunSummary`), whatever the status of
+        its documents: failed pages, blocks or validation are data, not exceptions (the caller
+        prints :meth:`~RunSummary.lines` and maps :meth:`~RunSummary.error` to its exit code).
 
     Raises:
         InputError / UsageError: bad input or option before any page is parsed (a malformed
@@ -107,19 +97,17 @@ def run(
             its own problems (unreadable, --pages beyond its end, a finished output from another
             input or settings without --force, :class:`OutputLocked`).
         ServerUnreachable / ServerRejected / ConfigError: stop the run at once.
-        PartialSuccess: one input with failed pages or blocks, or several inputs and any
-            document not ok; everything else was written (rerun resumes).
-        CheckFailed: one input, all pages parsed but the post-write validation failed (guide 6).
         KeyboardInterrupt: Ctrl-C (finished pages are in the page cache; see
             :mod:`ocrstack.parsing.interrupts`).
     """
+    start = time.perf_counter()
     say = echo or (lambda s: print(s, file=sys.stderr))
     validate_options(options)
     out_dir = Path(options.output).absolute()
     files = batch.without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
     names = outputs.output_names(files)
     single = len(files) == 1
-    done = RunSummary()
+    done = RunSummary(single=single)
     plans = []
     # option values first (page ranges), then the output directory, then existing outputs:
     # an existing output must not hide a bad option
@@ -157,7 +145,10 @@ def run(
             outcomes.write_report(out_dir, done, stopped=stopped)
         raise
     _sort(done, files)
-    return outcomes.conclude(done, out_dir, single, say)
+    if not single:  # one input: its NAME.blocks.json says it all
+        done.report = outcomes.write_report(out_dir, done)
+    done.seconds = time.perf_counter() - start
+    return done
 
 
 def _sort(done: RunSummary, files: list[Path]) -> None:

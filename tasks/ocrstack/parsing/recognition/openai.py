@@ -225,9 +225,15 @@ class OpenAIRecognizer(Recognizer):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def stats(self) -> dict[str, dict[str, int]]:
-        """Per-server request counts (answered / faults); empty before :meth:`start`."""
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per-server request counts (:meth:`ocrstack.client.dispatch.Dispatcher.stats`); empty
+        before :meth:`start`."""
         return self._dispatcher.stats() if self._dispatcher else {}
+
+    def http_clients(self) -> dict[str, Any]:
+        """Each server's ``httpx.Client`` by base URL; empty before :meth:`start`."""
+        with self._lock:
+            return {s.url: s.client for s in self._dispatcher.servers} if self._dispatcher else {}
 
     # -- recognition
 
