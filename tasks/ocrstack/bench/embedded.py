@@ -46,7 +46,7 @@ def embedded_rows(opts: BenchOptions, work: Path) -> list[Row]:
         t, summary = run_pipeline(options)
     except (OcrstackError, ImportError) as exc:
         return [Row("embedded default pages/s", None, "pages/s", verdict="not-run", detail=str(exc)[:120])]
-    pps = summary.documents[0].pages_per_second if summary is not None else n_pages / t
+    pps = summary.documents[0].pages_per_second
     return [
         Row(
             "embedded default pages/s",

@@ -131,14 +131,22 @@ def parse_options(pdf: Path, out: Path, urls: Sequence[str], concurrency: int, d
     return ParseOptions(**base)  # type: ignore[arg-type]
 
 
-def run_pipeline(options) -> tuple[float, object]:  # noqa: ANN001
-    """Run ``parsing.pipeline.run`` quietly; returns (seconds, summary); tolerates a validation failure."""
+def run_pipeline(options, executor=None) -> tuple[float, object]:  # noqa: ANN001
+    """Run ``parsing.pipeline.run`` quietly; returns (seconds, its RunSummary).
+
+    A failed validation (of fake answers: not what is measured) is tolerated.
+
+    Raises:
+        OcrstackError: the run's own errors, and :class:`PartialSuccess` when pages or blocks
+            failed (the figure would not measure a whole run).
+    """
     from ocrstack.core.errors import CheckFailed
     from ocrstack.parsing import pipeline
 
     start = time.perf_counter()
-    try:
-        summary = pipeline.run(options, progress=False, echo=lambda _s: None)
-    except CheckFailed:
-        summary = None
-    return time.perf_counter() - start, summary
+    summary = pipeline.run(options, progress=False, echo=lambda _s: None, executor=executor)
+    seconds = time.perf_counter() - start
+    problem = summary.error()
+    if problem is not None and not isinstance(problem, CheckFailed):
+        raise problem
+    return seconds, summary

@@ -16,10 +16,9 @@ machine suffices, the scaling ratio near 1 that the Ray path keeps every server 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from ocrstack.bench.harness import Fleet, parse_options
+from ocrstack.bench.harness import Fleet, parse_options, run_pipeline
 from ocrstack.bench.results import BenchOptions, Row
 
 #: Server counts of the rows (issue 13: 1, 2, 4); ``--quick`` uses the first two.
@@ -46,18 +45,6 @@ def make_scan(path: Path, pages: int) -> Path:
     return path
 
 
-def _timed(options, executor=None) -> float:  # noqa: ANN001
-    from ocrstack.core.errors import CheckFailed
-    from ocrstack.parsing import pipeline
-
-    start = time.perf_counter()
-    try:
-        pipeline.run(options, progress=False, echo=lambda _s: None, executor=executor)
-    except CheckFailed:
-        pass  # validation of fake answers is not what is measured
-    return time.perf_counter() - start
-
-
 def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
     """Pages/s of the local pipeline and of ``--ray`` for 1, 2, 4 servers, and their ratios.
 
@@ -80,11 +67,11 @@ def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
             pages = opts.pages_per_endpoint * n
             pdf = make_scan(work / f"scan-{pages}.pdf", pages)
             with Fleet(n, opts.latency, work) as fleet:
-                t_local = _timed(
+                t_local, _ = run_pipeline(
                     parse_options(pdf, work / f"out-local-{n}", fleet.urls, opts.concurrency, opts.dpi)
                 )
                 executor = RayExecutor()
-                t_ray = _timed(
+                t_ray, _ = run_pipeline(
                     parse_options(pdf, work / f"out-ray-{n}", fleet.urls, opts.concurrency, opts.dpi),
                     executor,
                 )

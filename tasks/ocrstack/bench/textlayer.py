@@ -3,7 +3,7 @@ table (:mod:`ocrstack.bench.accuracy_table`, issue 11 "Done when").
 
 :func:`dev_files` picks the born-digital dev files of the corpus (``manifest.json``: ``born``
 and ``text_layer``, split ``dev``, not encrypted); :func:`warm_parser` builds a
-:class:`~ocrstack.parsing.pipeline.Parser` for one ``--text-layer`` mode with its models
+:class:`~ocrstack.parsing.stages.Parser` for one ``--text-layer`` mode with its models
 loaded and warmed on one page; :func:`timed_run` times one file through
 :func:`ocrstack.parsing.pipeline.run`; :func:`pages_of` splits the Markdown at its page markers.
 """
@@ -26,11 +26,12 @@ def warm_parser(first: Path, text_layer: str, out: Path, dpi: int, recognizer: A
     measure pages, not model loading. ``recognizer`` replaces the registry's (bench variants)."""
     from ocrstack.parsing import pipeline
     from ocrstack.parsing.options import ParseOptions
+    from ocrstack.parsing.stages import Parser
 
     base = ParseOptions(
         inputs=(first,), output=out, text_layer=text_layer, keep_paratext=True, dpi=dpi, force=True, pages="1"
     )
-    parser = pipeline.Parser(base, recognizer=recognizer)
+    parser = Parser(base, recognizer=recognizer)
     pipeline.run(base, progress=False, echo=lambda s: None, parser=parser)
     return base, parser
 
