@@ -139,9 +139,7 @@ def test_paratext_is_set_aside_only_for_crop_readers():
 
     page = PageImage("p.png", 0, Image.new("RGB", (60, 50), "white"), None, "0" * 64)
     for rec in (Crops(), WholePage()):
-        parser = Parser.__new__(Parser)
-        parser.options, parser.layout, parser.recognizer = ParseOptions(inputs=()), Layout(), rec
-        parser.parse_page(page)
+        Parser(ParseOptions(inputs=()), layout=Layout(), recognizer=rec).parse_page(page)
     assert seen == [[Category.TEXT], [Category.HEADER, Category.TEXT]]
 
 
@@ -183,8 +181,7 @@ def test_layout_runs_beside_the_text_layer_stage_on_pdf_pages_only(tmp_path: Pat
         threads.clear()
         rec = Turner()
         rec.turn = turn
-        parser = Parser(ParseOptions(inputs=(), text_layer=mode), recognizer=rec)
-        parser.layout = Where()
+        parser = Parser(ParseOptions(inputs=(), text_layer=mode), layout=Where(), recognizer=rec)
         page = PageImage(str(tmp_path / "none.pdf"), 0, Image.new("RGB", (20, 20), "white"), dpi, "0" * 64)
         result = parser.parse_page(page)
         assert [b.category for b in result.blocks] == [Category.TEXT]

@@ -104,7 +104,7 @@ def test_registry_uses_layout_model_dir_then_env(tiny_checkpoint, monkeypatch):
 @pytest.mark.slow
 def test_pipeline_keeps_the_providers_reading_order(tiny_checkpoint):
     from ocrstack.parsing.layout.ppdoclayout import PPDocLayoutV3Provider
-    from ocrstack.parsing.pipeline import Parser
+    from ocrstack.parsing.stages import Parser
 
     class Tagged(PPDocLayoutV3Provider):
         # the model's order, written into the label so it survives merging and renumbering;
@@ -128,10 +128,7 @@ def test_pipeline_keeps_the_providers_reading_order(tiny_checkpoint):
                 b.text = b.label
             return blocks
 
-    parser = Parser.__new__(Parser)
-    parser.options = ParseOptions(inputs=())
-    parser.layout = Tagged(tiny_checkpoint, threshold=0.0)
-    parser.recognizer = Echo()
+    parser = Parser(ParseOptions(inputs=()), layout=Tagged(tiny_checkpoint, threshold=0.0), recognizer=Echo())
     result = parser.parse_page(_page())
     model_order = [int(b.label.split("#")[1]) for b in result.blocks]
     assert len(model_order) > 3 and model_order == sorted(model_order)

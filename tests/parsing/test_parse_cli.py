@@ -14,9 +14,12 @@ from PIL import Image
 
 from ocrstack import cli
 from ocrstack.commands import parse as parse_cmd
-from ocrstack.core.errors import PartialSuccess, ServerRejected, ServerUnreachable
+from ocrstack.core.errors import ServerRejected, ServerUnreachable
+from ocrstack.core.results import Check, Report, Status
 from ocrstack.parsing import pipeline
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.outcomes import DocumentSummary, RunSummary
+from ocrstack.parsing.stages import Parser
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -101,15 +104,34 @@ def test_unknown_layout_and_bad_pages_are_usage_errors(tmp_path, capsys):
     [
         (ServerUnreachable("http://127.0.0.1:18499 unreachable", "curl /v1/models"), 5),
         (ServerRejected("400", "add --trust-request-mm-kwargs", status=400), 6),
-        (PartialSuccess("1 page(s) failed", "rerun"), 7),
     ],
 )
-def test_server_and_partial_errors_map_to_their_exit_codes(tmp_path, monkeypatch, exc, code):
+def test_server_errors_map_to_their_exit_codes(tmp_path, monkeypatch, exc, code):
     def boom(*a, **k):
         raise exc
 
     monkeypatch.setattr(pipeline, "run", boom)
     assert cli.main(["parse", str(tmp_path / "a.pdf"), "--no-progress"]) == code
+
+
+@pytest.mark.parametrize(
+    ("outcome", "code", "says"),
+    [
+        ({"pages": 2}, 0, "2 page(s), 0 from cache, 0 failed"),
+        ({"pages": 2, "failed": 1}, 7, "ocrstack: error: 1 page(s) failed; the rest was written"),
+        ({"pages": 2, "partial": 1}, 7, "0 page(s) failed, 1 page(s) with failed blocks; the rest"),
+        ({"pages": 2, "validation": Report("v", [Check("tables", Status.FAIL)])}, 1, "validation failed"),
+    ],
+)
+def test_the_returned_outcome_is_printed_and_maps_to_the_exit_code(
+    tmp_path, monkeypatch, capsys, outcome, code, says
+):
+    """pipeline.run returns its outcome; the verb prints its lines and ends with its exit code."""
+    doc = DocumentSummary(source=tmp_path / "a.pdf", markdown=tmp_path / "a.md", seconds=1.0, **outcome)
+    monkeypatch.setattr(pipeline, "run", lambda *a, **k: RunSummary([doc], single=True))
+    assert cli.main(["parse", str(tmp_path / "a.pdf"), "--no-progress"]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(f"{tmp_path / 'a.md'}: 2 page(s)") and says in err, err
 
 
 @pytest.mark.slow
@@ -163,11 +185,10 @@ def _bad_images(tmp_path: Path) -> tuple[Path, Path, Path]:
 def _fake_parser(monkeypatch) -> None:
     from tests.parsing.test_batch import FakeLayout, FakeRecognizer
 
-    class FakeParser(pipeline.Parser):
-        def __init__(self, options: ParseOptions) -> None:
-            self.options, self.layout, self.recognizer = options, FakeLayout(), FakeRecognizer()
+    def fake_parser(options: ParseOptions) -> Parser:
+        return Parser(options, layout=FakeLayout(), recognizer=FakeRecognizer())
 
-    monkeypatch.setattr(pipeline, "Parser", FakeParser)
+    monkeypatch.setattr(pipeline, "Parser", fake_parser)
 
 
 def test_an_input_that_cannot_be_decoded_is_one_line_with_no_progress_bar(tmp_path, monkeypatch, capsys):

@@ -14,6 +14,8 @@ from ocrstack.core.errors import CheckFailed, PartialSuccess, ServerRejected, Us
 from ocrstack.parsing import pipeline
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.outcomes import Status
+from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import Block, Category, PageImage
 from support.inputs import multipage_tiff
 
@@ -58,10 +60,7 @@ class FakeRecognizer(Recognizer):
 
 def _run(tmp_path, opts=None, layout=None, rec=None, **kw):
     options = opts or ParseOptions(inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", **kw)
-    parser = pipeline.Parser.__new__(pipeline.Parser)
-    parser.options = options
-    parser.layout = layout or FakeLayout()
-    parser.recognizer = rec or FakeRecognizer()
+    parser = Parser(options, layout=layout or FakeLayout(), recognizer=rec or FakeRecognizer())
     return pipeline.run(options, progress=False, echo=lambda s: None, parser=parser), parser
 
 
@@ -86,7 +85,7 @@ def test_writes_markdown_blocks_json_and_figures(tmp_path: Path):
 
 
 def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
-    from ocrstack.parsing.pipeline import CROP_PAD
+    from ocrstack.parsing.stages import CROP_PAD
 
     seen = []
 
@@ -95,7 +94,7 @@ def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
             seen.extend(b.bbox for b in blocks)
             return super().recognize(page, blocks)
 
-    parser = pipeline.Parser(ParseOptions(inputs=(), layout="none"), recognizer=Spy())
+    parser = Parser(ParseOptions(inputs=(), layout="none"), recognizer=Spy())
     parser.layout = FakeLayout([Block((50, 40, 150, 60), Category.TEXT, 0.9, 0, "text")])
     page = PageImage("x.png", 0, Image.new("RGB", (200, 160), "white"), 400, "0" * 64)
     parser.parse_page(page)
@@ -150,8 +149,10 @@ def test_changed_setting_recomputes(tmp_path: Path):
 
 def test_partial_failure_writes_the_rest_and_rerun_retries_only_failed_page(tmp_path: Path):
     multipage_tiff(tmp_path / "doc.tif", 3)
-    with pytest.raises(PartialSuccess, match="1 page"):
-        _run(tmp_path, rec=FakeRecognizer(fail_on={1}))
+    summary, _ = _run(tmp_path, rec=FakeRecognizer(fail_on={1}))
+    err = summary.error()
+    assert isinstance(err, PartialSuccess) and err.message.startswith("1 page(s) failed")
+    assert summary.status == Status.PARTIAL and summary.failed_pages == 1
     out = tmp_path / "out"
     data = json.loads((out / "doc.blocks.json").read_text())
     assert data["complete"] is False and "cannot read page 1" in data["pages"][1]["error"]
@@ -186,8 +187,9 @@ def test_validation_fails_when_a_structured_recognizer_returns_a_table_without_s
     class Structured(FakeRecognizer):
         structured = True
 
-    with pytest.raises(CheckFailed, match="validation failed"):
-        _run(tmp_path, layout=FakeLayout(table), rec=Structured())
+    summary, _ = _run(tmp_path, layout=FakeLayout(table), rec=Structured())
+    err = summary.error()
+    assert isinstance(err, CheckFailed) and "validation failed" in err.message
     data = json.loads((tmp_path / "out" / "doc.blocks.json").read_text())
     failed = [c for c in data["validation"]["checks"] if c["status"] == "fail"]
     assert [c["name"] for c in failed] == ["tables"] and "page 1: 1 table block(s) (0), 0 <table>" in failed[
@@ -268,10 +270,7 @@ def test_openai_recognizer_end_to_end_against_a_local_server(tmp_path: Path):
             inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", recognizer="openai",
             server_urls=(srv.url,), model="minicpm-ocr",
         )  # fmt: skip
-        parser = pipeline.Parser.__new__(pipeline.Parser)
-        parser.options = opts
-        parser.layout = FakeLayout(blocks)
-        parser.recognizer = recognition.create("openai", opts)
+        parser = Parser(opts, layout=FakeLayout(blocks), recognizer=recognition.create("openai", opts))
         assert parser.workers == opts.concurrency
         pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)
         assert srv.chat_count >= 6
@@ -315,11 +314,9 @@ def test_limit_below_one_is_rejected_before_the_overwrite_check(tmp_path: Path):
 def test_summary_says_all_pages_from_cache_instead_of_zero_pages_per_second(tmp_path: Path):
     multipage_tiff(tmp_path / "doc.tif", 2)
     _run(tmp_path)
-    lines: list[str] = []
     options = ParseOptions(inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", force=True)
-    parser = pipeline.Parser.__new__(pipeline.Parser)
-    parser.options, parser.layout, parser.recognizer = options, FakeLayout(), FakeRecognizer()
-    pipeline.run(options, progress=False, echo=lines.append, parser=parser)
+    summary, _ = _run(tmp_path, opts=options)
+    lines = summary.lines()
     assert "2 from cache" in lines[0] and "all pages from cache" in lines[0] and "pages/s" not in lines[0]
 
 
@@ -356,10 +353,7 @@ def test_openai_paratext_blocks_are_not_sent_unless_kept(tmp_path: Path, keep, r
             inputs=(tmp_path / "doc.tif",), output=tmp_path / "out", recognizer="openai",
             server_urls=(srv.url,), model="minicpm-ocr", keep_paratext=keep,
         )  # fmt: skip
-        parser = pipeline.Parser.__new__(pipeline.Parser)
-        parser.options = opts
-        parser.layout = FakeLayout(blocks)
-        parser.recognizer = recognition.create("openai", opts)
+        parser = Parser(opts, layout=FakeLayout(blocks), recognizer=recognition.create("openai", opts))
         parser.recognizer.probe()  # the readiness probe's tiny request; idempotent, run() reuses it
         probe_cost = srv.chat_count
         pipeline.run(opts, progress=False, echo=lambda s: None, parser=parser)

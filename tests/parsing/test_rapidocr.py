@@ -280,7 +280,7 @@ def test_skewed_two_column_scan_is_deskewed_and_read_column_by_column(corpus):
     from ocrstack.parsing import documents
     from ocrstack.parsing.assembly.markdown import render_page
     from ocrstack.parsing.options import ParseOptions
-    from ocrstack.parsing.pipeline import Parser
+    from ocrstack.parsing.stages import Parser
 
     (page,) = documents.iter_pages(corpus / "odd_rotate90_skewed_scan.pdf", pages="1", dpi=200)
     result = Parser(ParseOptions(inputs=())).parse_page(page)

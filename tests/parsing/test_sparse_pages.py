@@ -144,11 +144,7 @@ class _Cropping(Recognizer):
 def _parser(blocks):
     from ocrstack.parsing.stages import Parser
 
-    p = Parser.__new__(Parser)
-    p.options = ParseOptions(inputs=())
-    p.layout = _Layout(blocks)
-    p.recognizer = _Cropping()
-    return p
+    return Parser(ParseOptions(inputs=()), layout=_Layout(blocks), recognizer=_Cropping())
 
 
 def test_a_cropping_recognizer_reads_paratext_when_it_is_all_the_page_has():

@@ -21,6 +21,7 @@ import pytest
 
 from ocrstack.parsing import outputs, pipeline
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.outcomes import RunSummary
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'ocrstack[ray]')")
@@ -52,7 +53,7 @@ def _executor():
     return RayExecutor("local")
 
 
-def _run(options: ParseOptions, executor=None) -> pipeline.RunSummary:  # noqa: ANN001
+def _run(options: ParseOptions, executor=None) -> RunSummary:  # noqa: ANN001
     return pipeline.run(options, progress=False, echo=lambda _line: None, executor=executor)
 
 
