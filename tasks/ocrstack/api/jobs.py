@@ -87,7 +87,7 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
     tmp = store.upload_tmp()
     up = await receive(request, tmp, int(config.max_upload_mb * 1024 * 1024))
     try:
-        kind = documents._sniff(tmp) if up.size else ""
+        kind = documents.sniff(tmp) if up.size else ""
         _check_upload(up.filename, up.size, kind)
         opts = api_options.from_form(
             {k: (v if k == "server_urls" else v[-1]) for k, v in up.fields.items()},

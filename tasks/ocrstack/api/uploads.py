@@ -22,7 +22,7 @@ from ocrstack.core.errors import InputError, UsageError
 MAX_FIELD_BYTES = 4096
 MAX_FIELDS = 64
 FILE_FIELD = "file"
-#: Extension written for each sniffed type (documents._sniff names).
+#: Extension written for each sniffed type (:func:`ocrstack.parsing.documents.sniff` names).
 SUFFIX = {"pdf": ".pdf", "png": ".png", "jpeg": ".jpg", "tiff": ".tif", "webp": ".webp", "bmp": ".bmp"}
 
 

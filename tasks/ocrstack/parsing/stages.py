@@ -89,19 +89,26 @@ class Parser:
     def __init__(
         self,
         options: ParseOptions,
+        *,
         recognizer: Recognizer | None = None,
         layout: LayoutProvider | None = None,
     ) -> None:
-        """Validate ``options`` and build the engines it names (``recognizer`` and ``layout``
-        override the registry's: engines built once and reused, e.g. by the HTTP service).
+        """Validate ``options`` and build the engines it names. The injection point: an engine
+        given as ``recognizer`` or ``layout`` is used instead of the registry's (engines built
+        once and reused by the HTTP service, bench variants, fakes in tests); nothing is loaded
+        for it. Subclasses call this too: it sets up all of a parser's state.
 
         Raises:
             UsageError: an option out of range or an unknown engine kind.
         """
         validate(options)
         self.options = options
-        self.layout: LayoutProvider = layout or layout_registry.create(options.layout, options)
-        self.recognizer: Recognizer = recognizer or recognition_registry.create(options.recognizer, options)
+        if layout is None:
+            layout = layout_registry.create(options.layout, options)
+        if recognizer is None:
+            recognizer = recognition_registry.create(options.recognizer, options)
+        self.layout: LayoutProvider = layout
+        self.recognizer: Recognizer = recognizer
 
     @property
     def checked_fonts(self) -> textlayer.CheckedFonts:

@@ -66,10 +66,6 @@ __all__ = [
     "sniff",
 ]
 
-#: Former private name, still used by ``ocrstack.api.app``; prefer :func:`sniff`.
-_sniff = sniff
-
-
 def count_pages(path: Path, password: str | None = None) -> int:
     """Number of pages of a PDF, frames of a (multi-page) TIFF, or 1 for other images.
 
