@@ -176,10 +176,12 @@ def test_embedded_models_load_and_run_without_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     from ocrstack.parsing.layout.rapid import RapidLayoutProvider
+    from ocrstack.parsing.recognition import rapidocr_engine
 
     rec = RapidOcrRecognizer()
     eng = rec.engine()
-    eng._load_det_model(), eng._load_cls_model(), eng._load_rec_model()
+    for stage in ("det", "cls", "rec"):
+        rapidocr_engine.stage_model(eng, stage)
     assert rec.read_lines(Image.new("RGB", (300, 200), "white")) == []
     page = PageImage("x.png", 0, Image.new("RGB", (300, 400), "white"), None, "0" * 64)
     assert isinstance(RapidLayoutProvider().detect(page), list)

@@ -111,7 +111,7 @@ def test_a_block_crop_is_detected_at_its_own_pixels_not_scaled_up_to_736(monkeyp
     from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
 
     rec = RapidOcrRecognizer()
-    det = rec.engine()._load_det_model()
+    det = E.stage_model(rec.engine(), "det")
     shapes = []
     run = det.session.__call__
 

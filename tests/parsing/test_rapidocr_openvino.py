@@ -64,7 +64,7 @@ def test_build_without_openvino_uses_onnxruntime_sessions_for_every_model(monkey
     _no_openvino(monkeypatch)
     params = {"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())}
     engine = E.build(params, "openvino")
-    rec = engine._load_rec_model()
+    rec = E.stage_model(engine, "rec")
     assert isinstance(rec.session.session, ort.InferenceSession)
 
 
@@ -81,7 +81,7 @@ def test_openvino_bf16_reads_like_onnxruntime(monkeypatch):
     from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
 
     params = {"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())}
-    rec = E.build(params, "openvino")._load_rec_model()
+    rec = E.stage_model(E.build(params, "openvino"), "rec")
     assert isinstance(rec.session, V.RecSession)
     img = Image.new("RGB", (420, 40), "white")
     ImageDraw.Draw(img).text(

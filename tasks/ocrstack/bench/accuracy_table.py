@@ -95,6 +95,7 @@ class BeforeIssue11:
         from rapidocr.utils.process_img import get_rotate_crop_image
 
         from ocrstack.parsing.recognition import rapidocr as r
+        from ocrstack.parsing.recognition import rapidocr_engine
 
         class Before(r.RapidOcrRecognizer):
             @property
@@ -123,11 +124,11 @@ class BeforeIssue11:
                 polys = [np.asarray(b, dtype=np.float32) for b in out.boxes]
                 texts, scores = list(out.txts), [float(s) for s in out.scores]
                 crops = [get_rotate_crop_image(arr, p.copy()) for p in polys]
-                cls = eng._load_cls_model()(crops).cls_res
+                cls = rapidocr_engine.stage_model(eng, "cls")(crops).cls_res
                 flip = [i for i, (label, _) in enumerate(cls) if str(label) == "180"]
                 flipped = [False] * len(texts)
                 if flip:
-                    rr = eng._load_rec_model()(
+                    rr = rapidocr_engine.stage_model(eng, "rec")(
                         TextRecInput(img=[np.ascontiguousarray(np.rot90(crops[i], 2)) for i in flip])
                     )
                     for j, i in enumerate(flip):

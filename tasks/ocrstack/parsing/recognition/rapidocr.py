@@ -389,7 +389,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         if not crops:
             return []
         imgs = [np.ascontiguousarray(np.asarray(c.convert("RGB"))[:, :, ::-1]) for c in crops]  # BGR
-        return rapidocr_engine.recognize_each(self.engine()._load_rec_model(), imgs)
+        return rapidocr_engine.recognize_each(rapidocr_engine.stage_model(self.engine(), "rec"), imgs)
 
 
 def create(options: ParseOptions) -> RapidOcrRecognizer:

@@ -128,6 +128,28 @@ def session_options():  # noqa: ANN201 - onnxruntime.SessionOptions, imported la
     return opts
 
 
+def stage_model(engine, stage: str):  # noqa: ANN201 - rapidocr's model classes, imported lazily
+    """The loaded model of one stage of a ``rapidocr.RapidOCR``: ``det`` (``TextDetector``),
+    ``cls`` (``TextClassifier``) or ``rec`` (``TextRecognizer``), built on first use
+    (thread-safe: rapidocr holds a lock per stage).
+
+    The one place ocrstack reaches into rapidocr's private API (``RapidOCR._load_<stage>_model``,
+    rapidocr 3.x ``main.py``). Its public methods (``__call__``, ``detect_and_crop``,
+    ``cls_and_rotate``, ``recognize_txt``) run a stage but give neither the model object whose
+    ONNX session :func:`build` replaces (single-threaded, no spinning; OpenVINO for ``rec``) nor
+    the detector's pre- and post-processing that :func:`_detect` drives at its own scales: the
+    same results need the models. A rapidocr release that renames them fails here, by name.
+
+    Raises:
+        KeyError: ``stage`` is not one of ``det``, ``cls``, ``rec``.
+    """
+    return getattr(engine, _LOADERS[stage])()
+
+
+#: rapidocr's private loader method per stage (:func:`stage_model`).
+_LOADERS = {"det": "_load_det_model", "cls": "_load_cls_model", "rec": "_load_rec_model"}
+
+
 def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
     """A ``rapidocr.RapidOCR(params=params)`` whose detector, classifier and recognizer are
     loaded now and run on sessions made with :func:`session_options` (rapidocr exposes only
@@ -146,9 +168,9 @@ def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidoc
 
     engine = RapidOCR(params=params)
     opts = session_options()
-    rec = engine._load_rec_model()
+    rec = stage_model(engine, "rec")
     ov_rec = rapidocr_openvino.rec_session(rec.session.session._model_path, REC_STREAMS, runtime)
-    for model in (engine._load_det_model(), engine._load_cls_model(), rec):
+    for model in (stage_model(engine, "det"), stage_model(engine, "cls"), rec):
         wrapper = model.session  # rapidocr's OrtInferSession; .session is the InferenceSession
         if model is rec and ov_rec is not None:
             model.session = ov_rec  # OpenVINO bf16 (rapidocr_openvino); the dictionary is read already
@@ -308,7 +330,7 @@ def detect(engine, bgr: np.ndarray) -> tuple[list[np.ndarray], float, int]:
 
     ``engine``: a ``rapidocr.RapidOCR`` (its detector is built on first use).
     """
-    det = engine._load_det_model()  # rapidocr has no public per-stage API
+    det = stage_model(engine, "det")
     h, w = bgr.shape[:2]
     s0 = detection_scale((w, h), None)
     boxes = _detect(det, bgr, s0)
@@ -329,7 +351,7 @@ def detect_region(engine, bgr: np.ndarray) -> tuple[list[np.ndarray], float, int
     :data:`TARGET_TEXT_PX` (never above :data:`REGION_MAX_SCALE`). ``[]`` when nothing is found:
     the caller then reads the crop the old way (:func:`read_raw` with ``region`` False).
     """
-    det = engine._load_det_model()
+    det = stage_model(engine, "det")
     h, w = bgr.shape[:2]
     s0 = min(1.0, MAX_SIDE / max(h, w))
     boxes = _detect(det, bgr, s0, native=True)
@@ -360,7 +382,7 @@ def read_raw(engine, bgr: np.ndarray, rec_batch: int = REC_BATCH, region: bool =
         log.debug("rapidocr: The text detection result is empty")
         return RawRead([], [], [], [], scale, passes)
     crops = [get_rotate_crop_image(bgr, p.copy()) for p in polys]
-    rec = engine._load_rec_model()
+    rec = stage_model(engine, "rec")
     old_batch = rec.rec_batch_num
     rec.rec_batch_num = rec_batch
     try:
@@ -372,7 +394,7 @@ def read_raw(engine, bgr: np.ndarray, rec_batch: int = REC_BATCH, region: bool =
             if scores[i] < SURE_SCORE or _box_height(p) >= VERTICAL_RATIO * _box_width(p)
         ]
         if unsure:
-            cls = engine._load_cls_model()([crops[i] for i in unsure]).cls_res
+            cls = stage_model(engine, "cls")([crops[i] for i in unsure]).cls_res
             flip_ids = [i for i, (label, _) in zip(unsure, cls, strict=True) if str(label) == "180"]
             if flip_ids:
                 rot = [np.ascontiguousarray(np.rot90(crops[i], 2)) for i in flip_ids]
