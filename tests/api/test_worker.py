@@ -1,0 +1,56 @@
+"""The API worker runs a job through :func:`ocrstack.parsing.pipeline.run` and records its
+returned outcome (no server process: the worker's job loop body on a real store, fake engines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prometheus_client import generate_latest
+
+from ocrstack.api.metrics import Metrics
+from ocrstack.api.store import JobStore
+from ocrstack.api.worker import Worker
+from ocrstack.parsing.engines import LayoutProvider, Recognizer
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.types import Block, Category, PageImage
+from support.inputs import multipage_tiff
+
+
+class Layout(LayoutProvider):
+    name = "fake-layout"
+
+    def detect(self, page: PageImage) -> list[Block]:
+        w, h = page.size
+        return [Block((0, 0, w, h), Category.TEXT, 0.9, 0, "text")]
+
+
+class FailsPage2(Recognizer):
+    name, structured = "fake-ocr", False
+
+    def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+        if page.index == 1:
+            raise RuntimeError("cannot read this page")
+        for b in blocks:
+            b.text = f"words of page {page.index + 1}"
+        return blocks
+
+
+def test_a_job_with_a_failed_page_is_partial_with_the_counts_of_the_returned_outcome(tmp_path: Path):
+    """3 pages, page 2 fails: state partial, 2 pages done, the CLI's message and fix, 1 failure
+    counted -- all from the run's RunSummary (the worker no longer re-reads blocks.json)."""
+    store = JobStore(tmp_path / "data")
+    metrics = Metrics(store.counts)
+    base = ParseOptions(inputs=(), layout="none", recognizer="rapidocr")
+    worker = Worker(store, metrics, base)
+    engines = {("layout", "none", str(base.layout_model)): Layout(), ("recognizer", "rapidocr"): FailsPage2()}
+    upload = multipage_tiff(tmp_path / "upload.tif", 3)
+    job = store.create(upload=upload, name="doc.tif", filename="doc.tif", options={}, pages_total=3)
+    claimed = store.claim()  # as the worker's loop does
+    assert claimed is not None and claimed.id == job.id
+    worker._run(claimed, engines)
+    done = store.get(job.id)
+    store.close()
+    assert done is not None and done.state == "partial", done
+    assert done.pages_done == 2 and done.error == "1 page(s) failed; the rest was written"
+    assert done.fix and "rerun the same command" in done.fix
+    assert "ocrstack_page_failures_total 1.0" in generate_latest(metrics.registry).decode()
