@@ -129,25 +129,16 @@ def session_options():  # noqa: ANN201 - onnxruntime.SessionOptions, imported la
 
 
 def stage_model(engine, stage: str):  # noqa: ANN201 - rapidocr's model classes, imported lazily
-    """The loaded model of one stage of a ``rapidocr.RapidOCR``: ``det`` (``TextDetector``),
-    ``cls`` (``TextClassifier``) or ``rec`` (``TextRecognizer``), built on first use
-    (thread-safe: rapidocr holds a lock per stage).
+    """The model of stage ``det`` / ``cls`` / ``rec`` of a ``rapidocr.RapidOCR`` (``TextDetector``,
+    ``TextClassifier``, ``TextRecognizer``), loaded on first use (rapidocr locks each stage).
 
-    The one place ocrstack reaches into rapidocr's private API (``RapidOCR._load_<stage>_model``,
-    rapidocr 3.x ``main.py``). Its public methods (``__call__``, ``detect_and_crop``,
-    ``cls_and_rotate``, ``recognize_txt``) run a stage but give neither the model object whose
-    ONNX session :func:`build` replaces (single-threaded, no spinning; OpenVINO for ``rec``) nor
-    the detector's pre- and post-processing that :func:`_detect` drives at its own scales: the
-    same results need the models. A rapidocr release that renames them fails here, by name.
-
-    Raises:
-        KeyError: ``stage`` is not one of ``det``, ``cls``, ``rec``.
+    The one reach into rapidocr's private API (``RapidOCR._load_<stage>_model``, rapidocr 3.x
+    ``main.py``): its public methods (``__call__``, ``detect_and_crop``, ``recognize_txt``) run a
+    stage but give neither the model whose session :func:`build` replaces nor the detector's
+    processing that :func:`_detect` drives at its own scales. AttributeError: another stage, or a
+    rapidocr release that renamed its loaders.
     """
-    return getattr(engine, _LOADERS[stage])()
-
-
-#: rapidocr's private loader method per stage (:func:`stage_model`).
-_LOADERS = {"det": "_load_det_model", "cls": "_load_cls_model", "rec": "_load_rec_model"}
+    return getattr(engine, f"_load_{stage}_model")()
 
 
 def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
