@@ -80,7 +80,7 @@ class _ObservedRecognizer:
             for url, s in self._inner.stats().items():
                 self._metrics.recognizer_requests.labels(url).inc(s.get("done", 0))
                 self._metrics.recognizer_errors.labels(url).inc(s.get("failed", 0))
-        except Exception:  # noqa: BLE001 - metrics must never fail a job
+        except Exception:  # metrics must never fail a job
             log.debug("recognizer stats unavailable", exc_info=True)
         self._inner.close()
 
@@ -232,7 +232,7 @@ class Worker:
         except OcrstackError as exc:
             self.error = exc.render()
             log.error("engines failed to load: %s", self.error)
-        except Exception as exc:  # noqa: BLE001 - reported by /ready, not a crash
+        except Exception as exc:  # reported by /ready, not a crash
             self.error = f"{type(exc).__name__}: {exc}"
             log.exception("engines failed to load")
 
@@ -287,7 +287,7 @@ class Worker:
                 exc.remedy,
                 0,
             )
-        except Exception as exc:  # noqa: BLE001 - a bug must fail this job, not the worker
+        except Exception as exc:  # a bug must fail this job, not the worker
             log.exception("job %s failed", job.id)
             state, error, fix, done = "failed", f"internal error: {type(exc).__name__}", "report this bug", 0
         if parser is not None and parser.last_page_end:

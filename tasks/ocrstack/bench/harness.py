@@ -131,7 +131,7 @@ def parse_options(pdf: Path, out: Path, urls: Sequence[str], concurrency: int, d
     return ParseOptions(**base)  # type: ignore[arg-type]
 
 
-def run_pipeline(options, executor=None) -> tuple[float, object]:  # noqa: ANN001
+def run_pipeline(options, executor=None) -> tuple[float, object]:
     """Run ``parsing.pipeline.run`` quietly; returns (seconds, its RunSummary).
 
     A failed validation (of fake answers: not what is measured) is tolerated.

@@ -266,7 +266,7 @@ def _run_document(
             res: PageResult | BaseException = fut.result()
         except FATAL:
             raise
-        except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
+        except Exception as exc:  # one bad page must not lose the others
             res = exc
         _page_done(work, index, res, bar)
 

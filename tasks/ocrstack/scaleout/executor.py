@@ -209,7 +209,7 @@ class RayExecutor:
                 try:
                     outcome: PageResult | BaseException = _get(ray, ref)
                     self.computed += 1
-                except Exception as exc:  # noqa: BLE001 - page_done decides: fatal or one failed page
+                except Exception as exc:  # page_done decides: fatal or one failed page
                     outcome = exc
                 page_done(w, i, outcome)
 

@@ -128,7 +128,7 @@ def session_options():  # noqa: ANN201 - onnxruntime.SessionOptions, imported la
     return opts
 
 
-def stage_model(engine, stage: str):  # noqa: ANN201 - rapidocr's model classes, imported lazily
+def stage_model(engine, stage: str):  # -> rapidocr's model classes, imported lazily
     """The model of stage ``det`` / ``cls`` / ``rec`` of a ``rapidocr.RapidOCR`` (``TextDetector``,
     ``TextClassifier``, ``TextRecognizer``), loaded on first use (rapidocr locks each stage).
 
