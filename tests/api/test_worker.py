@@ -49,8 +49,8 @@ def test_a_job_with_a_failed_page_is_partial_with_the_counts_of_the_returned_out
     assert claimed is not None and claimed.id == job.id
     worker._run(claimed, engines)
     done = store.get(job.id)
-    store.close()
     assert done is not None and done.state == "partial", done
     assert done.pages_done == 2 and done.error == "1 page(s) failed; the rest was written"
     assert done.fix and "rerun the same command" in done.fix
     assert "ocrstack_page_failures_total 1.0" in generate_latest(metrics.registry).decode()
+    store.close()

@@ -223,7 +223,8 @@ def engine_versions() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def _engine_versions() -> tuple[tuple[str, str], ...]:
     out = [("ocrstack", __version__)]
-    for dist in ("rapidocr", "rapid-layout", "onnxruntime", "openvino", "transformers", "paddlex", "pypdfium2"):
+    dists = ("rapidocr", "rapid-layout", "onnxruntime", "openvino", "transformers", "paddlex", "pypdfium2")
+    for dist in dists:
         with contextlib.suppress(md.PackageNotFoundError):
             out.append((dist, md.version(dist)))
     return tuple(out)

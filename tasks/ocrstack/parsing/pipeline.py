@@ -27,11 +27,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from ocrstack.core.errors import (
-    ConfigError,
     InputError,
     OcrstackError,
-    ServerRejected,
-    ServerUnreachable,
     UsageError,
 )
 from ocrstack.core.results import Report
@@ -45,11 +42,8 @@ from ocrstack.parsing.progress import Progress
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
 from ocrstack.parsing.validate import validate
-from ocrstack.parsing.work import DocumentWork, PageExecutor
+from ocrstack.parsing.work import FATAL, DocumentWork, PageExecutor
 
-#: Errors that stop the whole run at once (guide 8: a 4xx is never retried; an unreachable
-#: server or a missing model will not get better on the next page).
-FATAL = (ServerRejected, ServerUnreachable, ConfigError, UsageError)
 #: Problems of one document (unreadable, --pages beyond its end, output held or made from
 #: another input): with several inputs they fail that document only (issue 10).
 DOCUMENT_ERRORS = (InputError, UsageError)
@@ -216,36 +210,17 @@ def _parse_all(
 def _open_document(
     parser: Parser, source: Path, paths: outputs.OutputPaths, selected: list[int], key: str, bar: Progress
 ) -> DocumentWork:
-    """Hash the input and take its finished pages from the page cache."""
-    sha = documents.file_sha256(source)
-    cache = outputs.PageCache(paths.out_dir, sha, key, root=parser.options.cache_dir)
-    work = DocumentWork(
-        source=source, paths=paths, selected=selected, sha=sha, cache=cache, start=time.perf_counter()
-    )
-    for i in selected:
-        hit = cache.load(i, paths.out_dir)
-        if hit is not None and not hit.failed_blocks:  # a partial page is redone; its read blocks
-            # come from the recognizer's answer cache, so only the failed ones are sent again
-            work.results[i] = hit
-            bar.update(1)
-    work.cached = len(work.results)
+    """:meth:`DocumentWork.open`, its cache hits counted as done on the bar."""
+    work = DocumentWork.open(source, paths, selected, key, parser.options.cache_dir)
+    if work.cached:
+        bar.update(work.cached)
     return work
 
 
 def _page_done(work: DocumentWork, index: int, outcome: PageResult | BaseException, bar: Progress) -> None:
-    """Record one page: a result goes to the cache; an exception is re-raised when fatal, else
-    becomes a failed page (one bad page must not lose the others)."""
-    if isinstance(outcome, BaseException):
-        if isinstance(outcome, FATAL) or not isinstance(outcome, Exception):
-            raise outcome
-        msg = (
-            outcome.render() if isinstance(outcome, OcrstackError) else f"{type(outcome).__name__}: {outcome}"
-        )
-        outcome = PageResult(index=index, size=(0, 0), error=msg)
-        work.failures += 1
+    """:meth:`DocumentWork.record` (re-raises fatal errors), then the page counted on the bar."""
+    if work.record(index, outcome):
         bar.fail()
-    work.results[index] = outcome
-    work.cache.store(outcome)
     bar.update(1)
 
 
