@@ -37,7 +37,7 @@ class FailsPage2(Recognizer):
 
 def test_a_job_with_a_failed_page_is_partial_with_the_counts_of_the_returned_outcome(tmp_path: Path):
     """3 pages, page 2 fails: state partial, 2 pages done, the CLI's message and fix, 1 failure
-    counted -- all from the run's RunSummary (the worker no longer re-reads blocks.json)."""
+    counted, 3 render times -- all from the run's RunSummary (no blocks.json re-read)."""
     store = JobStore(tmp_path / "data")
     metrics = Metrics(store.counts)
     base = ParseOptions(inputs=(), layout="none", recognizer="rapidocr")
@@ -52,5 +52,7 @@ def test_a_job_with_a_failed_page_is_partial_with_the_counts_of_the_returned_out
     assert done is not None and done.state == "partial", done
     assert done.pages_done == 2 and done.error == "1 page(s) failed; the rest was written"
     assert done.fix and "rerun the same command" in done.fix
-    assert "ocrstack_page_failures_total 1.0" in generate_latest(metrics.registry).decode()
+    exposed = generate_latest(metrics.registry).decode()
+    assert "ocrstack_page_failures_total 1.0" in exposed
+    assert 'ocrstack_page_stage_seconds_count{stage="render"} 3.0' in exposed  # every page rendered
     store.close()

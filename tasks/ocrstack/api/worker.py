@@ -31,6 +31,7 @@ from ocrstack.parsing import outputs, pipeline
 from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.outcomes import RunSummary
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
 
@@ -260,6 +261,7 @@ class Worker:
         opts = self.job_options(job)
         state, error, fix, done, cached = "done", None, None, job.pages_total, 0
         parser: _JobParser | None = None
+        summary: RunSummary | None = None
         started = time.perf_counter()
         try:
             layout, recognizer = self._engines(opts, engines)
@@ -292,7 +294,10 @@ class Worker:
             state, error, fix, done = "failed", f"internal error: {type(exc).__name__}", "report this bug", 0
         if parser is not None and parser.last_page_end:
             self.metrics.stage_seconds.labels("assembly").observe(time.perf_counter() - parser.last_page_end)
-            _observe_render(self.metrics, self.store.out_dir(job.id))
+            if summary is not None:  # render time per written page (the pipeline adds it to its timings)
+                for timings in (t for d in summary.documents for t in d.page_timings):
+                    if "render" in timings:
+                        self.metrics.stage_seconds.labels("render").observe(timings["render"])
         if cached:
             self.metrics.pages.labels("cache").inc(cached)
         with self._lock:
@@ -325,23 +330,3 @@ def _publish_source(out_dir: Path, filename: str) -> None:
 def _public(message: str, path: Path, filename: str) -> str:
     """The error message with the server-side input path replaced by the client's file name."""
     return message.replace(str(path), filename)
-
-
-def _blocks(out_dir: Path) -> dict | None:
-    import json
-
-    for f in out_dir.glob("*.blocks.json"):
-        try:
-            return json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-    return None
-
-
-def _observe_render(metrics: Metrics, out_dir: Path) -> None:
-    """Render time per page computed in this run (the pipeline adds it to the page's timings)."""
-    data = _blocks(out_dir) or {}
-    for p in data.get("pages", []):
-        t = p.get("timings", {}).get("render")
-        if t is not None:
-            metrics.stage_seconds.labels("render").observe(float(t))

@@ -58,6 +58,8 @@ class DocumentSummary:
     failed: int = 0
     partial: int = 0  # pages with a failed block (Block.error): written, marked, retried on a rerun
     seconds: float = 0.0
+    #: seconds per stage of each written page, in page order (``timings`` of NAME.blocks.json)
+    page_timings: list[dict[str, float]] = field(default_factory=list)
     issues: list[str] = field(default_factory=list)
     validation: Report | None = None
     error: OcrstackError | None = None

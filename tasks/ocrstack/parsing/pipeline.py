@@ -331,6 +331,7 @@ def _write_document(parser: Parser, work: DocumentWork, settings_values: dict, k
     doc.seconds = time.perf_counter() - work.start
     ordered = [work.results[i] for i in work.selected]
     doc.partial = sum(1 for r in ordered if r.failed_blocks)
+    doc.page_timings = [dict(r.timings) for r in ordered]
     assembly = render_document(ordered, keep_paratext=options.keep_paratext)
     doc.issues = assembly.issues
     blocks = outputs.blocks_document(
