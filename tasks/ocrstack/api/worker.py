@@ -274,6 +274,8 @@ class Worker:
                 parser=parser,
                 executor=executor,
             )
+            for line in summary.lines():
+                log.debug("%s", line)
             cached = sum(d.cached for d in summary.documents)
             problem = summary.error()  # failed pages or blocks, or a failed validation: written
             if problem is not None:

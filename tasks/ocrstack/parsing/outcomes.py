@@ -39,7 +39,7 @@ class Status(StrEnum):
 
     SUCCESS = "ok"  #: every selected page and block read, validation passed (or up to date)
     PARTIAL = "partial"  #: written, with failed pages or blocks, or a failed validation
-    FAILURE = "failed"  #: no output: the document failed as a whole, or every page failed
+    FAILURE = "failed"  #: failed as a whole (no output), or every page failed (written, all marked)
 
 
 @dataclass
