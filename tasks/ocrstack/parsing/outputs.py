@@ -223,10 +223,9 @@ def engine_versions() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def _engine_versions() -> tuple[tuple[str, str], ...]:
     out = [("ocrstack", __version__)]
-    dists = ("rapidocr", "rapid-layout", "onnxruntime", "openvino", "transformers", "paddlex", "pypdfium2")
-    for dist in dists:
+    for d in ("rapidocr", "rapid-layout", "onnxruntime", "openvino", "transformers", "paddlex", "pypdfium2"):
         with contextlib.suppress(md.PackageNotFoundError):
-            out.append((dist, md.version(dist)))
+            out.append((d, md.version(d)))
     return tuple(out)
 
 
