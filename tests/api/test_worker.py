@@ -42,7 +42,10 @@ def test_a_job_with_a_failed_page_is_partial_with_the_counts_of_the_returned_out
     metrics = Metrics(store.counts)
     base = ParseOptions(inputs=(), layout="none", recognizer="rapidocr")
     worker = Worker(store, metrics, base)
-    engines = {("layout", "none", str(base.layout_model)): Layout(), ("recognizer", "rapidocr"): FailsPage2()}
+    engines = {
+        ("layout", "none", str(base.layout_model)): Layout(),
+        ("recognizer", "rapidocr", base.ocr_runtime): FailsPage2(),
+    }
     upload = multipage_tiff(tmp_path / "upload.tif", 3)
     job = store.create(upload=upload, name="doc.tif", filename="doc.tif", options={}, pages_total=3)
     claimed = store.claim()  # as the worker's loop does
@@ -55,4 +58,31 @@ def test_a_job_with_a_failed_page_is_partial_with_the_counts_of_the_returned_out
     exposed = generate_latest(metrics.registry).decode()
     assert "ocrstack_page_failures_total 1.0" in exposed
     assert 'ocrstack_page_stage_seconds_count{stage="render"} 3.0' in exposed  # every page rendered
+    store.close()
+
+
+def test_a_job_asking_for_another_ocr_runtime_gets_its_own_recognizer(tmp_path: Path, monkeypatch):
+    """Engines are reused across jobs by what changes their output: a job with
+    ``ocr_runtime=openvino`` must not reuse the service's onnxruntime recognizer (its pages are
+    cached under the openvino key)."""
+    from ocrstack.api import worker as worker_module
+
+    made: list[str] = []
+
+    def create(kind: str, opts: ParseOptions) -> Recognizer:
+        made.append(opts.ocr_runtime)
+        return FailsPage2()
+
+    monkeypatch.setattr(worker_module.recognition_registry, "create", create)
+    store = JobStore(tmp_path / "data")
+    base = ParseOptions(inputs=(), layout="none", recognizer="rapidocr")
+    worker = Worker(store, Metrics(store.counts), base)
+    engines = {("layout", "none", str(base.layout_model)): Layout()}
+    first = worker._engines(base, engines)[1]
+    again = worker._engines(base, engines)[1]
+    other = worker._engines(
+        ParseOptions(inputs=(), layout="none", recognizer="rapidocr", ocr_runtime="openvino"), engines
+    )[1]
+    assert first is again and other is not first
+    assert made == [base.ocr_runtime, "openvino"]
     store.close()

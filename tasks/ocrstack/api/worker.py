@@ -244,7 +244,8 @@ class Worker:
         if opts.recognizer == "openai":
             recognizer = recognition_registry.create(opts.recognizer, opts)
         else:
-            rkey = ("recognizer", opts.recognizer)
+            # the runtime changes the recognizer's models and its page-cache key (cache_fields)
+            rkey = ("recognizer", opts.recognizer, opts.ocr_runtime)
             if rkey not in engines:
                 engines[rkey] = recognition_registry.create(opts.recognizer, opts)
             recognizer = engines[rkey]
