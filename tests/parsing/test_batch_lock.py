@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,23 +20,28 @@ from tests.parsing.test_batch import _partial, _run
 from ocrstack.core.errors import InputError, OutputLocked, ServerRejected
 from ocrstack.parsing import doclock, outputs, pipeline
 from ocrstack.parsing.options import ParseOptions
+from support.wait import wait_until
 
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from pathlib import Path
     from ocrstack.parsing import doclock, outputs
     paths = outputs.OutputPaths(Path(sys.argv[1]), sys.argv[2])
     with doclock.hold(paths, 0, print):
         print("held", flush=True)
-        time.sleep(float(sys.argv[3]))
+        sys.stdin.read()  # until the test closes our stdin (or kills us)
     """
 )
 
 
-def _hold(out: Path, name: str, seconds: float) -> subprocess.Popen:
+def _hold(out: Path, name: str) -> subprocess.Popen:
+    """A second process holding ``name``'s lock in ``out`` until its stdin is closed."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(out), name, str(seconds)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, str(out), name],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     return proc
@@ -51,7 +56,7 @@ def _image(path: Path) -> Path:
 def test_a_held_document_is_refused_with_the_holder_pid(tmp_path: Path):
     a = _image(tmp_path / "a.png")
     out = tmp_path / "out"
-    holder = _hold(out, "a", 30)
+    holder = _hold(out, "a")
     try:
         with pytest.raises(OutputLocked) as err:
             _run(ParseOptions(inputs=(a,), output=out, lock_timeout=0.3))
@@ -74,15 +79,22 @@ def test_a_held_document_is_refused_with_the_holder_pid(tmp_path: Path):
 def test_the_second_run_waits_then_parses(tmp_path: Path):
     a = _image(tmp_path / "a.png")
     out = tmp_path / "out"
-    holder = _hold(out, "a", 1.5)
+    holder = _hold(out, "a")
     lines: list[str] = []
-    start = time.monotonic()
+    result: list = []
+    runner = threading.Thread(
+        target=lambda: result.append(_run(ParseOptions(inputs=(a,), output=out, lock_timeout=60), lines))
+    )
+    runner.start()
     try:
-        summary, _ = _run(ParseOptions(inputs=(a,), output=out, lock_timeout=60), lines)
+        wait_until(lambda: any("waiting" in s for s in lines), "the second run to say it is waiting")
+        assert not (out / "a.md").exists()  # nothing written while the holder has the lock
     finally:
-        holder.kill()
+        holder.stdin.close()  # the holder leaves its lock
         holder.wait()
-    assert time.monotonic() - start >= 1.0  # it waited for the holder
+        runner.join(timeout=120)
+    assert not runner.is_alive() and result, "the second run did not finish after the holder left"
+    summary, _ = result[0]
     said = f"held by another ocrstack run (pid {holder.pid}"
     assert any(said in s and "waiting" in s for s in lines), lines
     assert summary.documents[0].status == "ok" and (out / "a.md").is_file()
@@ -95,7 +107,7 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path):
     a = _image(tmp_path / "a.png")
     out = tmp_path / "out"
     paths = outputs.OutputPaths(out, "a")
-    holder = _hold(out, "a", 60)
+    holder = _hold(out, "a")
     assert doclock.holder(paths)["pid"] == holder.pid  # alive: named
     holder.kill()
     holder.wait()
@@ -115,7 +127,7 @@ def test_a_stale_record_does_not_name_a_dead_pid_while_the_lock_is_held(tmp_path
     out = tmp_path / "out"
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    live = _hold(out, "a", 30)
+    live = _hold(out, "a")
     try:
         record = doclock.holder_path(outputs.OutputPaths(out, "a"))
         record.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "since": "earlier"}))
