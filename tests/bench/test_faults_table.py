@@ -18,7 +18,7 @@ def test_fault_table_loses_no_page(tmp_path: Path) -> None:
     assert [r.scenario.split(" ")[0] for r in rows] == ["5xx", "poison", "server", "Ctrl-C", "SIGKILL"]
     assert all(r.pages_lost == 0 for r in rows)
     burst, poison, restart, ctrl_c, kill = rows
-    assert ctrl_c.exit_code == "130 -> 0" and ctrl_c.stop_seconds < 2.0  # issue 10: stop within 2 s
+    assert ctrl_c.exit_code == "130 -> 0"  # how fast it stopped is the bench's verdict (STOP_TARGET)
     assert kill.exit_code == "-9 -> 0" and kill.up_to_date  # the finished document is not redone
     assert burst.exit_code == "0" and burst.retries >= 3  # the four requests of the burst were re-sent
     assert (
@@ -36,6 +36,12 @@ def test_rows_for_ocrstack_bench_say_meets_for_zero_pages_lost(
         faults.FaultRow("a", 10, 1, 0, "0"),
         faults.FaultRow("b", 10, 1, 1, "0"),
         faults.FaultRow("c", 10, 1, 0, "5"),
+        faults.FaultRow("Ctrl-C in time", 10, 1, 0, "130 -> 0"),
+        faults.FaultRow("Ctrl-C late", 10, 1, 0, "130 -> 0"),
     ]
+    fake[3].stop_seconds = faults.STOP_TARGET - 0.5  # type: ignore[attr-defined]
+    fake[4].stop_seconds = faults.STOP_TARGET + 0.5  # type: ignore[attr-defined]
     monkeypatch.setattr(faults, "fault_table", lambda work: fake)
-    assert [r.verdict for r in fault_rows(None, tmp_path)] == ["meets", "misses", "misses"]
+    rows = fault_rows(None, tmp_path)
+    assert [r.verdict for r in rows] == ["meets", "misses", "misses", "meets", "misses"]
+    assert "after SIGINT (target 2 s)" in rows[4].detail
