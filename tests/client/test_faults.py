@@ -88,7 +88,7 @@ def test_server_killed_and_restarted_mid_run_continues(tmp_path: Path, monkeypat
     checks: list[bool] = []  # the background checks of the killed server: True = it answered
     real = dispatch.recheck
 
-    def recorded(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - mirrors recheck
+    def recorded(*args, **kwargs):  # mirrors recheck
         ok, wait = real(*args, **kwargs)
         checks.append(ok)
         return ok, wait

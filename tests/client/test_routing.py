@@ -3,8 +3,6 @@ the split of requests between fake servers on 127.0.0.1 (one reporting a long qu
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from ocrstack.bench.faults import routing_split
@@ -12,6 +10,7 @@ from ocrstack.client import Dispatcher, chat_body, tiny_png
 from ocrstack.client.routing import Load, parse_load, score, split_capacity
 from ocrstack.core.errors import UsageError
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.wait import wait_until
 
 # vLLM 0.1x /metrics excerpt (two data-parallel engines; format of vllm/v1/metrics/loggers.py), hand-copied
 VLLM = """\
@@ -101,7 +100,8 @@ def test_both_metrics_missing_falls_back_to_inflight_counting() -> None:
         FakeOpenAIServer(latency=0.03) as b,
         Dispatcher([a.url, b.url], model="minicpm-ocr", concurrency=2, metrics_interval=0.1) as d,
     ):
-        time.sleep(0.3)  # several scrapes: both answer 404 on /metrics
+        scrapes = d._poller.scrapes  # the poller's count of finished scrapes per server
+        wait_until(lambda: min(scrapes.values()) >= 1, "a /metrics scrape of each server (both 404)")
         assert d.load_mode(a.url) == d.load_mode(b.url) == "inflight"
         for f in [d.submit(body) for _ in range(40)]:
             f.result(timeout=30)
