@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
 from PIL import Image, ImageDraw, ImageFont
+
+from support.wait import wait_until
 
 
 def make_page(title: str, body: str, size: tuple[int, int] = (1240, 880)) -> Image.Image:
@@ -33,11 +34,12 @@ def make_pdf(path: Path, pages: int = 1) -> Path:
 
 
 def wait_job(client: httpx.Client, job_id: str, timeout: float = 120.0, until: tuple[str, ...] = ()) -> dict:
-    """Poll ``GET /v1/jobs/{id}`` until a final state (or one of ``until``); return the last body."""
+    """Poll ``GET /v1/jobs/{id}`` until a final state (or one of ``until``) and return that body;
+    AssertionError (with the last status) after ``timeout`` s."""
     final = {"done", "partial", "failed", "cancelled", *until}
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def settled() -> dict | None:
         body = client.get(f"/v1/jobs/{job_id}").json()
-        if body["status"] in final or time.monotonic() > deadline:
-            return body
-        time.sleep(0.1)
+        return body if body["status"] in final else None
+
+    return wait_until(settled, f"job {job_id} to reach one of {sorted(final)}", timeout, 0.05)

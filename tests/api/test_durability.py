@@ -4,7 +4,6 @@ without recomputing finished pages; finished jobs expire after the TTL with thei
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 from api.helpers import make_pdf, wait_job
 from ocrstack.api.process import ServiceProcess
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.wait import wait_until
 
 pytestmark = [pytest.mark.server]
 
@@ -31,9 +31,7 @@ def test_sigkill_then_restart_finishes_without_recomputing(tmp_path: Path) -> No
             with httpx.Client(base_url=svc.url, trust_env=False, timeout=30) as c:
                 job = c.post("/v1/jobs", files={"file": ("five.pdf", pdf.read_bytes())}).json()
                 second = c.post("/v1/jobs", files={"file": ("again.pdf", pdf.read_bytes())}).json()
-                deadline = time.monotonic() + 60
-                while len(cached_pages(data, job["id"])) < 2 and time.monotonic() < deadline:
-                    time.sleep(0.05)
+                wait_until(lambda: len(cached_pages(data, job["id"])) >= 2, "2 pages of the job cached", 60)
             svc.kill()
         finally:
             svc.stop()
@@ -78,8 +76,5 @@ def test_finished_jobs_expire_with_their_files(tmp_path: Path, tiny_png: Path) -
             job = c.post("/v1/jobs", files={"file": ("a.png", tiny_png.read_bytes())}).json()
             assert wait_job(c, job["id"])["status"] == "done"
             assert (tmp_path / "data" / "jobs" / job["id"]).is_dir()
-            deadline = time.monotonic() + 15
-            while c.get(job["status_url"]).status_code != 404 and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert c.get(job["status_url"]).status_code == 404
+            wait_until(lambda: c.get(job["status_url"]).status_code == 404, "the job to expire", 15, 0.2)
     assert not (tmp_path / "data" / "jobs" / job["id"]).exists()

@@ -23,6 +23,7 @@ from ocrstack.parsing import outputs, pipeline
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.outcomes import RunSummary
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.wait import wait_until
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'ocrstack[ray]')")
 
@@ -150,10 +151,7 @@ def test_killed_actors_lose_no_page(ray_address, scans: Path, tmp_path: Path) ->
 
         t = threading.Thread(target=parse)
         t.start()
-        deadline = time.monotonic() + 60
-        while _chat_blocks(a, b) <= before and time.monotonic() < deadline:
-            time.sleep(0.05)  # until the first block request of the Ray run is being answered
-        assert _chat_blocks(a, b) > before, "the Ray run sent no request within 60 s"
+        wait_until(lambda: _chat_blocks(a, b) > before, "the first block request of the Ray run", 60)
         # pages are in flight on both kinds of actor: kill them (Ray restarts them and retries)
         ray.kill(executor.recognition_actor, no_restart=False)
         ray.kill(executor.actors[0], no_restart=False)
@@ -175,7 +173,8 @@ def _fingerprint() -> str:
 
 
 def _quiet(srv: FakeOpenAIServer, seconds: float, limit: float = 30.0) -> None:
-    """Wait until ``srv`` received no block request for ``seconds`` (at most ``limit`` s)."""
+    """Wait until ``srv`` received no block request for ``seconds`` (at most ``limit`` s): the
+    absence of requests has no event to wait on."""
     deadline = time.monotonic() + limit
     seen = _chat_blocks(srv)
     while time.monotonic() < deadline:
@@ -189,11 +188,13 @@ def _quiet(srv: FakeOpenAIServer, seconds: float, limit: float = 30.0) -> None:
 def _killed_cli_run(argv: list[str], env: dict, cache: Path) -> None:
     """Start the CLI, SIGKILL it once 2 pages are in the cache."""
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def two_cached() -> bool:
+        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
+        return len(list(cache.rglob("p*.json"))) >= 2
+
     try:
-        deadline = time.monotonic() + 90
-        while len(list(cache.rglob("p*.json"))) < 2 and time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
-            time.sleep(0.05)
+        wait_until(two_cached, "2 pages in the shared cache", 90, 0.05)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
