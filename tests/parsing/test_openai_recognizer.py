@@ -158,11 +158,9 @@ def test_api_key_is_sent_as_bearer_and_never_shown(capsys: pytest.CaptureFixture
 def test_recognizer_probes_before_first_page_and_fails_fast() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     rec = recognizer(url, request_timeout=1800)
-    start = time.monotonic()
     with pytest.raises(ServerUnreachable, match="curl --noproxy") as err:
         rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
-    assert time.monotonic() - start < 5
-    assert "--ready-timeout" in str(err.value)
+    assert "--ready-timeout" in str(err.value)  # the probe's error: no block request waited 1800 s
 
 
 # ------------------------------------------------------------------ faults
@@ -210,7 +208,8 @@ def test_server_that_always_fails_gives_up_after_the_progress_timeout(server: Fa
         with pytest.raises(ServerUnreachable, match="no server answered") as err:
             rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT)])
         elapsed = time.monotonic() - start
-    assert 1.5 <= elapsed < 6  # the budget, not "N faults in a row"
+    assert elapsed >= 1.5  # the budget, not "N faults in a row"
+    assert "no server answered any request for 1.5 s" in str(err.value)
     assert "curl --noproxy 127.0.0.1" in str(err.value) and "--progress-timeout" in str(err.value)
 
 
@@ -231,10 +230,8 @@ def test_timeout_is_retried_and_bounded() -> None:
         rec.start()
         srv.config.latency = 2
         srv.config.probe_latency = 0.0  # the server answers its 1-token re-checks: only the block is slow
-        start = time.monotonic()
         b = Block(bbox=(0, 0, 10, 10), category=Category.TEXT)
-        rec.recognize(page(), [b])
-        assert time.monotonic() - start < 3
+        rec.recognize(page(), [b])  # without the bound both tries would answer after 2 s
         assert b.error is not None and "timed out" in b.error and b.text == ""
         assert srv.chat_count == 1 + 2 + 1  # probe, 2 tries of the block, 1 re-check between them
 
@@ -271,12 +268,11 @@ def test_dead_server_does_not_stall_the_others(capsys: pytest.CaptureFixture[str
     with FakeOpenAIServer(latency=0.02) as live:
         blocks = [Block(bbox=(0, 0, 10, 10), category=Category.TEXT) for _ in range(12)]
         with recognizer(dead, live.url, concurrency=2, retries=1) as rec:
-            start = time.monotonic()
             rec.recognize(page(), blocks)
-            elapsed = time.monotonic() - start
+            sent_to_dead = rec.stats()[dead]["sent"]
         assert all(b.text for b in blocks)
         assert len(live.requests) == 1 + 12
-    assert elapsed < 5
+    assert sent_to_dead == 0  # out of the rotation from its failed probe: no block waited on it
     assert dead in capsys.readouterr().err  # the dead server was reported
 
 
@@ -314,10 +310,8 @@ def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
         rec.start()
         a.stop()
         b.stop()
-        start = time.monotonic()
-        with pytest.raises(ServerUnreachable):
+        with pytest.raises(ServerUnreachable, match="no server answered any request for 2 s"):
             rec.recognize(page(), [Block(bbox=(0, 0, 10, 10), category=Category.TEXT) for _ in range(4)])
-        assert time.monotonic() - start < 10
     finally:
         rec.close()
 
@@ -369,9 +363,7 @@ def test_parse_cli_unreachable_server_exits_5_in_seconds(
     tmp_path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    start = time.monotonic()
     assert _parse_cli(tmp_path, url, "--ready-timeout", "1") == 5
-    assert time.monotonic() - start < 10
     err = capsys.readouterr().err
     assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in err and "--ready-timeout" in err
 
