@@ -1,16 +1,20 @@
 """Shared fixtures and the guards that keep unit tests hermetic.
 
 Markers (pyproject.toml) name each external resource. A test that starts a
-process must carry ``proc``, ``server``, ``slow``, ``network`` or ``gpu``;
-otherwise the autouse guard makes ``subprocess.Popen`` fail (pattern from
-cibuildwheel ``unit_test/main_tests/conftest.py``). A test that needs something
-absent is skipped with the reason printed (``-ra``).
+process must carry ``proc``, ``server``, ``slow``, ``network`` or ``gpu``, and a
+test that listens on a port (a fake server in a thread included) ``server``;
+otherwise the autouse guard makes ``subprocess.Popen`` or ``socket.listen``
+fail (pattern from cibuildwheel ``unit_test/main_tests/conftest.py``). A test
+that needs something absent is skipped with the reason printed (``-ra``).
+``network`` tests (engine wheels from PyPI) run only when ``-m`` names them
+(``nox -s engines``; ``.ci/run`` runs them as their own step).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,6 +24,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PROCESS_MARKERS = {"proc", "server", "slow", "network", "gpu"}
+#: Markers that allow listening on a port (a fake server in a thread, uvicorn, Ray).
+SERVER_MARKERS = {"server", "slow"}
 
 
 def corpus_path() -> Path:
@@ -83,20 +89,29 @@ def fake_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable
 
 @pytest.fixture(autouse=True)
 def _guard_processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail unit tests that start processes without declaring it with a marker."""
-    if PROCESS_MARKERS & {m.name for m in request.node.iter_markers()}:
-        return
+    """Fail unit tests that start processes or listen on a port without declaring it with a marker."""
+    names = {m.name for m in request.node.iter_markers()}
+    if not PROCESS_MARKERS & names:
 
-    class _Blocked(subprocess.Popen):  # type: ignore[type-arg]
-        def __init__(self, args, *a, **kw):  # noqa: ANN001 - mirrors Popen
-            raise AssertionError(
-                f"unit test started a process {args!r}; mark the test with one of {sorted(PROCESS_MARKERS)}"
-            )
+        class _Blocked(subprocess.Popen):  # type: ignore[type-arg]
+            def __init__(self, args, *a, **kw):  # mirrors Popen
+                marks = sorted(PROCESS_MARKERS)
+                raise AssertionError(f"unit test started a process {args!r}; mark it with one of {marks}")
 
-    monkeypatch.setattr(subprocess, "Popen", _Blocked)
+        monkeypatch.setattr(subprocess, "Popen", _Blocked)
+    if not SERVER_MARKERS & names:
+
+        def _no_listen(self: socket.socket, *args: object) -> None:
+            where, marks = self.getsockname(), sorted(SERVER_MARKERS)
+            raise AssertionError(f"unit test listens on {where!r}; mark the test with one of {marks}")
+
+        monkeypatch.setattr(socket.socket, "listen", _no_listen)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip ``gpu`` tests with the reason when no NVIDIA driver is present."""
+    """Skip ``gpu`` tests with the reason when no NVIDIA driver is present, and ``network`` tests
+    unless the ``-m`` expression names ``network`` (the default run stays offline)."""
     if item.get_closest_marker("gpu") and shutil.which("nvidia-smi") is None:
         pytest.skip("no NVIDIA GPU here (nvidia-smi not found); run on a GPU host")
+    if item.get_closest_marker("network") and "network" not in (item.config.option.markexpr or ""):
+        pytest.skip("downloads from PyPI: run with -m network (nox -s engines; .ci/run runs it as a step)")
