@@ -16,11 +16,15 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from ocrstack.bench.faults import block_requests, make_tiff
 from ocrstack.cli import main
 from ocrstack.client import dispatch
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 from support.wait import wait_until
+
+pytestmark = [pytest.mark.server]  # fake servers on 127.0.0.1
 
 
 def run_cli(inputs: list[Path], out: Path, urls: list[str], *extra: str) -> tuple[int, str]:

@@ -167,6 +167,7 @@ class _MetricsServer:
         self.httpd.server_close()
 
 
+@pytest.mark.server
 def test_run_check_scrapes_sends_real_requests_and_scrapes_again() -> None:
     with _MetricsServer([fx("dspark_before.prom"), fx("dspark_after.prom")]) as srv:
         rep = metrics.run_check(srv.url, "minicpm-ocr", n_requests=2)
@@ -209,6 +210,7 @@ def _port(url: str) -> str:
     return url.rsplit(":", 1)[1]
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("where", ["serve-port", "check-port", "url"])
 def test_cli_dspark_check_honours_port_and_url(tmp_path: Path, capsys, where: str) -> None:
     from ocrstack import cli
@@ -226,6 +228,7 @@ def test_cli_dspark_check_honours_port_and_url(tmp_path: Path, capsys, where: st
     assert len(srv.chats) == 1
 
 
+@pytest.mark.server
 def test_cli_dspark_check_takes_the_served_name_from_the_state_file(tmp_path: Path, capsys) -> None:
     import json
 

@@ -41,6 +41,7 @@ def test_grey_crop_is_sent_as_one_channel_with_identical_rgb_pixels() -> None:
     assert _decode(png_data_url(rgba)).convert("RGB").tobytes() == rgba.convert("RGB").tobytes()
 
 
+@pytest.mark.server
 def test_probe_passes_with_health_and_tiny_request(server: FakeOpenAIServer) -> None:
     result = probe(server.url + "/v1/", "minicpm-ocr", timeout=5)
     assert result.url == server.url and result.health == 200 and result.models == ("minicpm-ocr",)
@@ -57,17 +58,20 @@ def test_probe_refused_fails_fast_with_url_and_curl_hint() -> None:
     assert err.value.exit_code == 5
 
 
+@pytest.mark.server
 def test_probe_does_not_trust_models_list_when_health_is_not_ready() -> None:
     with FakeOpenAIServer(health_status=503) as srv, pytest.raises(ServerUnreachable, match="not ready"):
         probe(srv.url, "minicpm-ocr", timeout=5)
     assert srv.chat_count == 0
 
 
+@pytest.mark.server
 def test_probe_accepts_server_without_health_route() -> None:
     with FakeOpenAIServer(health_status=404) as srv:
         assert probe(srv.url, "minicpm-ocr", timeout=5).health is None
 
 
+@pytest.mark.server
 def test_probe_catches_image_rejection_before_first_page() -> None:
     """guide 8: a 400 on every image request = server lacks --trust-request-mm-kwargs."""
     with FakeOpenAIServer(status=400, error_message="mm kwargs not allowed") as srv:
@@ -79,6 +83,7 @@ def test_probe_catches_image_rejection_before_first_page() -> None:
     assert "--limit-mm-per-prompt" in msg and err.value.exit_code == 6
 
 
+@pytest.mark.server
 def test_probe_pinned_model_says_fix_model() -> None:
     with FakeOpenAIServer(pinned_model="/models/MiniCPM-OCR-1.0") as srv:
         with pytest.raises(ServerRejected) as err:
@@ -87,6 +92,7 @@ def test_probe_pinned_model_says_fix_model() -> None:
     assert "--model" in str(err.value)
 
 
+@pytest.mark.server
 def test_probe_timeout_is_unreachable() -> None:
     with FakeOpenAIServer(latency=3) as srv:
         with pytest.raises(ServerUnreachable, match="warming up"):  # without the timeout it would pass

@@ -66,6 +66,7 @@ def test_backoff_is_exponential_with_bounded_jitter_and_capped() -> None:
     assert pol.delay(1, retry_after=9.0) == 9.0
 
 
+@pytest.mark.server
 def test_dispatcher_retries_429_then_succeeds() -> None:
     with FakeOpenAIServer(fail_first=2, fail_status=429) as srv:
         with Dispatcher([srv.url], model="minicpm-ocr", retries=3, backoff_base=0.01) as d:
@@ -74,6 +75,7 @@ def test_dispatcher_retries_429_then_succeeds() -> None:
         assert srv.chat_count == 4 and done.attempts == 2
 
 
+@pytest.mark.server
 def test_dispatcher_honours_retry_after_of_a_503() -> None:
     with FakeOpenAIServer(fail_first=1, fail_status=503, retry_after=1) as srv:
         with Dispatcher([srv.url], model="minicpm-ocr", retries=3, backoff_base=0.01) as d:
@@ -84,6 +86,7 @@ def test_dispatcher_honours_retry_after_of_a_503() -> None:
     assert srv.chat_count == 3  # the request, the re-check after 1 s, the request again
 
 
+@pytest.mark.server
 def test_dispatcher_never_retries_other_4xx() -> None:
     with FakeOpenAIServer(status=403, error_message="forbidden") as srv:
         with Dispatcher([srv.url], model="minicpm-ocr", retries=3, backoff_base=0.01) as d:

@@ -79,6 +79,7 @@ def test_capacity_in_the_url() -> None:
             split_capacity(bad)
 
 
+@pytest.mark.server
 def test_the_loaded_server_receives_clearly_fewer_blocks() -> None:
     split = routing_split(blocks=60, extra_waiting=20, concurrency=4)
     print(f"routing split (idle / loaded with 20 queued): {split['idle']} / {split['loaded']}")
@@ -87,12 +88,14 @@ def test_the_loaded_server_receives_clearly_fewer_blocks() -> None:
     assert split["loaded"] <= 0.1 * 60  # in-flight counting alone gives it about 20 % here
 
 
+@pytest.mark.server
 def test_a_moderately_loaded_server_takes_what_its_room_allows() -> None:
     split = routing_split(blocks=60, extra_waiting=2, concurrency=4)
     print(f"routing split (idle / loaded with 2 queued): {split['idle']} / {split['loaded']}")
     assert 0 < split["loaded"] < split["idle"]
 
 
+@pytest.mark.server
 def test_both_metrics_missing_falls_back_to_inflight_counting() -> None:
     body = chat_body("minicpm-ocr", "OCR", tiny_png(), max_tokens=16)
     with (
@@ -111,6 +114,7 @@ def test_both_metrics_missing_falls_back_to_inflight_counting() -> None:
     assert min(na, nb) >= 14  # equal servers share about evenly
 
 
+@pytest.mark.server
 def test_capacity_sets_the_in_flight_limit_of_that_server() -> None:
     body = chat_body("minicpm-ocr", "OCR", tiny_png(), max_tokens=16)
     with FakeOpenAIServer(latency=0.2) as srv:

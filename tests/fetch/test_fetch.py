@@ -141,6 +141,7 @@ def _blob(n: int, seed: int = 1) -> bytes:
 # ---------------------------------------------------------------- resumable download
 
 
+@pytest.mark.server
 def test_interrupted_download_resumes_with_range(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     data = _blob(300_000)
@@ -152,6 +153,7 @@ def test_interrupted_download_resumes_with_range(file_server, tmp_path: Path) ->
     assert not (tmp_path / "m.tar.part").exists()
 
 
+@pytest.mark.server
 def test_existing_part_file_is_resumed(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     data = _blob(50_000)
@@ -162,6 +164,7 @@ def test_existing_part_file_is_resumed(file_server, tmp_path: Path) -> None:
     assert beh.log == [("GET", "/f", "bytes=10000-")]
 
 
+@pytest.mark.server
 def test_complete_part_file_416_is_accepted(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     data = _blob(4_000)
@@ -171,6 +174,7 @@ def test_complete_part_file_416_is_accepted(file_server, tmp_path: Path) -> None
     assert (tmp_path / "f").read_bytes() == data
 
 
+@pytest.mark.server
 def test_server_ignoring_range_restarts_from_zero(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     data = _blob(20_000)
@@ -181,6 +185,7 @@ def test_server_ignoring_range_restarts_from_zero(file_server, tmp_path: Path) -
     assert (tmp_path / "f").read_bytes() == data
 
 
+@pytest.mark.server
 def test_5xx_is_retried(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     beh.files["/f"] = b"hello"
@@ -190,6 +195,7 @@ def test_5xx_is_retried(file_server, tmp_path: Path) -> None:
     assert len(beh.log) == 3
 
 
+@pytest.mark.server
 def test_4xx_is_never_retried(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     with pytest.raises(ServerRejected) as err:
@@ -198,6 +204,7 @@ def test_4xx_is_never_retried(file_server, tmp_path: Path) -> None:
     assert len(beh.log) == 1
 
 
+@pytest.mark.server
 def test_retries_exhausted_keep_the_part(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     beh.files["/f"] = _blob(10_000)
@@ -248,6 +255,7 @@ def test_refused_connection_mentions_the_part_file_only_when_it_exists(refused_u
     assert f"resume from {tmp_path / 'x.tar.part'} (5 bytes kept)" in err.value.render()
 
 
+@pytest.mark.server
 def test_connection_resets_still_get_every_retry_with_backoff(file_server, tmp_path: Path, sleeps) -> None:
     url, beh = file_server
     beh.files["/f"] = b"payload"
@@ -279,6 +287,7 @@ def test_failed_download_leaves_no_empty_destination(refused_url: str, tmp_path:
     assert (tmp_path / "kept").is_dir()  # it existed before: not ours to remove
 
 
+@pytest.mark.server
 def test_4xx_leaves_no_empty_destination(file_server, tmp_path: Path) -> None:
     url, _ = file_server
     with pytest.raises(ServerRejected):
@@ -286,6 +295,7 @@ def test_4xx_leaves_no_empty_destination(file_server, tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.server
 def test_429_is_retried_after_retry_after_seconds(file_server, tmp_path: Path, sleeps) -> None:
     url, beh = file_server
     beh.files["/f"] = b"payload"
@@ -295,6 +305,7 @@ def test_429_is_retried_after_retry_after_seconds(file_server, tmp_path: Path, s
     assert sleeps == [3.0]  # the server's Retry-After: 3, not the 1 s backoff
 
 
+@pytest.mark.server
 def test_other_4xx_get_no_retry(file_server, tmp_path: Path, sleeps) -> None:
     url, beh = file_server
     beh.files["/f"] = b"payload"
@@ -304,6 +315,7 @@ def test_other_4xx_get_no_retry(file_server, tmp_path: Path, sleeps) -> None:
     assert sleeps == [] and len(beh.log) == 1
 
 
+@pytest.mark.server
 def test_exhausted_retries_without_a_part_give_no_resume_advice(file_server, tmp_path: Path, sleeps) -> None:
     url, beh = file_server
     beh.files["/f"] = b"x"
@@ -341,6 +353,7 @@ PADDLE = {
 }
 
 
+@pytest.mark.server
 def test_fetch_layout_end_to_end(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     beh.files["/PP-DocLayoutV3_infer.tar"] = _tar(PADDLE)
@@ -359,6 +372,7 @@ def test_fetch_layout_end_to_end(file_server, tmp_path: Path) -> None:
     assert len(beh.log) == n
 
 
+@pytest.mark.server
 def test_tar_with_parent_member_is_refused(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     beh.files["/PP-DocLayoutV3_infer.tar"] = _tar({**PADDLE, "../evil.txt": b"pwned"})
@@ -370,6 +384,7 @@ def test_tar_with_parent_member_is_refused(file_server, tmp_path: Path) -> None:
     assert not list(dest.glob(".extract-*"))
 
 
+@pytest.mark.server
 def test_safetensors_tarball_is_rejected_with_guide_explanation(file_server, tmp_path: Path) -> None:
     url, beh = file_server
     beh.files["/PP-DocLayoutV3_infer.tar"] = _tar({"PP-DocLayoutV3/model.safetensors": b"x", "PP-DocLayoutV3/config.json": b"{}"})
@@ -560,6 +575,7 @@ def local_hub(monkeypatch: pytest.MonkeyPatch):
         srv.server_close()
 
 
+@pytest.mark.server
 def test_fetch_models_through_hf_endpoint_mirror(local_hub, tmp_path: Path) -> None:
     repos, log, sha = local_hub
     report = fetch_models(ModelFetchOptions(dest=tmp_path))
@@ -573,12 +589,14 @@ def test_fetch_models_through_hf_endpoint_mirror(local_hub, tmp_path: Path) -> N
     assert _status(report)["MiniCPM-OCR-1.0-DSpark:sha256"] is Status.PASS
 
 
+@pytest.mark.server
 def test_fetch_models_unknown_repo_is_rejected(local_hub, tmp_path: Path) -> None:
     with pytest.raises(ServerRejected):
         fetch_models(ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),)))
     assert not (tmp_path / "MiniCPM-OCR-1.0").exists()  # issue 10 item 9: no empty models/NAME left
 
 
+@pytest.mark.server
 def test_failed_fetch_keeps_a_directory_that_existed(local_hub, tmp_path: Path) -> None:
     (tmp_path / "MiniCPM-OCR-1.0").mkdir()
     with pytest.raises(ServerRejected):
@@ -600,6 +618,7 @@ def test_modelscope_missing_is_a_config_error(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- CLI
 
 
+@pytest.mark.server
 def test_cli_layout_prints_export(file_server, tmp_path: Path, capsys) -> None:
     url, beh = file_server
     beh.files["/PP-DocLayoutV3_infer.tar"] = _tar(PADDLE)

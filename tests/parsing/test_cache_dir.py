@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from ocrstack.parsing import pipeline
@@ -23,6 +24,7 @@ def _blocks(srv: FakeOpenAIServer) -> int:
     return sum(1 for r in srv.requests if (r.body.get("max_tokens") or 0) > 1)
 
 
+@pytest.mark.server
 def test_cache_dir_holds_the_pages_and_a_rerun_reads_them(tmp_path: Path) -> None:
     pdf = _scan(tmp_path / "scan.pdf", 3)
     cache = tmp_path / "shared" / "cache"

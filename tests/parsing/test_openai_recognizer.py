@@ -60,6 +60,7 @@ def server():
 # ------------------------------------------------------------------ request shape
 
 
+@pytest.mark.server
 def test_blocks_become_one_request_each_with_crop_and_category_prompt(server: FakeOpenAIServer) -> None:
     blocks = [
         Block(bbox=(10.4, 20.6, 50.2, 60.0), category=Category.TEXT),
@@ -91,6 +92,7 @@ def test_blocks_become_one_request_each_with_crop_and_category_prompt(server: Fa
         assert "Authorization" not in r.headers
 
 
+@pytest.mark.server
 def test_mineru_set_sends_system_message_and_task_prompt(server: FakeOpenAIServer) -> None:
     with recognizer(server.url, prompts="mineru-diffusion") as rec:
         rec.recognize(page(), [Block(bbox=(0, 0, 100, 50), category=Category.FORMULA)])
@@ -112,6 +114,7 @@ def test_create_from_parse_options_uses_prompts_and_env_key(monkeypatch: pytest.
     assert "sk-flag-456" not in repr(opts)
 
 
+@pytest.mark.server
 def test_bbox_outside_page_is_a_warning_not_a_request(server: FakeOpenAIServer) -> None:
     assert crop_box((500, 10, 600, 20), (400, 300)) is None
     assert crop_box((-5.5, -1, 10.2, 3.1), (400, 300)) == (0, 0, 11, 4)
@@ -122,6 +125,7 @@ def test_bbox_outside_page_is_a_warning_not_a_request(server: FakeOpenAIServer) 
     assert "outside" in b.warnings[0]
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(
     ("reply", "finish", "text", "warning"),
     [
@@ -139,6 +143,7 @@ def test_output_warnings(reply: str, finish: str, text: str, warning: str) -> No
     assert any(warning in w for w in b.warnings), b.warnings
 
 
+@pytest.mark.server
 def test_api_key_is_sent_as_bearer_and_never_shown(capsys: pytest.CaptureFixture[str]) -> None:
     key = "sk-secret-do-not-log-42"
     with FakeOpenAIServer() as srv:
@@ -166,6 +171,7 @@ def test_recognizer_probes_before_first_page_and_fails_fast() -> None:
 # ------------------------------------------------------------------ faults
 
 
+@pytest.mark.server
 def test_4xx_during_run_is_raised_at_once_and_never_retried(server: FakeOpenAIServer) -> None:
     with recognizer(server.url, retries=5) as rec:
         rec.start()
@@ -177,6 +183,7 @@ def test_4xx_during_run_is_raised_at_once_and_never_retried(server: FakeOpenAISe
     assert "--limit-mm-per-prompt" in str(err.value)
 
 
+@pytest.mark.server
 def test_4xx_cancels_the_rest_of_the_page(server: FakeOpenAIServer) -> None:
     blocks = [Block(bbox=(0, 0, 10 + i, 10), category=Category.TEXT) for i in range(30)]
     with recognizer(server.url, concurrency=1) as rec:
@@ -187,6 +194,7 @@ def test_4xx_cancels_the_rest_of_the_page(server: FakeOpenAIServer) -> None:
     assert server.chat_count < 1 + 5  # the unsent blocks of the page were not sent
 
 
+@pytest.mark.server
 def test_5xx_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:
     with recognizer(server.url, retries=3) as rec:
         rec.start()
@@ -200,6 +208,7 @@ def test_5xx_is_retried_then_succeeds(server: FakeOpenAIServer) -> None:
     assert stats["bursts"] == 1  # one counted fault, not two
 
 
+@pytest.mark.server
 def test_server_that_always_fails_gives_up_after_the_progress_timeout(server: FakeOpenAIServer) -> None:
     with recognizer(server.url, retries=2, progress_timeout=1.5) as rec:
         rec.start()
@@ -213,6 +222,7 @@ def test_server_that_always_fails_gives_up_after_the_progress_timeout(server: Fa
     assert "curl --noproxy 127.0.0.1" in str(err.value) and "--progress-timeout" in str(err.value)
 
 
+@pytest.mark.server
 def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
     with recognizer(server.url, retries=2) as rec:
         rec.start()
@@ -222,6 +232,7 @@ def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
     assert b.text.startswith("[10x10]")
 
 
+@pytest.mark.server
 def test_timeout_is_retried_and_bounded() -> None:
     with (
         FakeOpenAIServer() as srv,
@@ -250,6 +261,7 @@ def _max_overlap(records) -> int:
     return best
 
 
+@pytest.mark.server
 def test_requests_spread_over_servers_with_bounded_concurrency() -> None:
     with FakeOpenAIServer(latency=0.1) as a, FakeOpenAIServer(latency=0.1) as b:
         blocks = [Block(bbox=(0, 0, 10 + i, 10), category=Category.TEXT) for i in range(24)]
@@ -263,6 +275,7 @@ def test_requests_spread_over_servers_with_bounded_concurrency() -> None:
         assert len(a.requests) + len(b.requests) - 2 == 24
 
 
+@pytest.mark.server
 def test_dead_server_does_not_stall_the_others(capsys: pytest.CaptureFixture[str]) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     with FakeOpenAIServer(latency=0.02) as live:
@@ -276,6 +289,7 @@ def test_dead_server_does_not_stall_the_others(capsys: pytest.CaptureFixture[str
     assert dead in capsys.readouterr().err  # the dead server was reported
 
 
+@pytest.mark.server
 def test_server_dying_mid_run_is_rerouted() -> None:
     with FakeOpenAIServer(latency=0.05) as b:
         a = FakeOpenAIServer(latency=0.05).start()
@@ -291,6 +305,7 @@ def test_server_dying_mid_run_is_rerouted() -> None:
         assert len(b.requests) - 1 >= 10 - 2  # nearly everything went to the live server
 
 
+@pytest.mark.server
 def test_slow_server_takes_fewer_jobs_and_does_not_stall_the_fast_one() -> None:
     with FakeOpenAIServer(latency=1.0, max_concurrent=1) as slow, FakeOpenAIServer(latency=0.01) as fast:
         rec = recognizer(slow.url, fast.url, concurrency=1)
@@ -303,6 +318,7 @@ def test_slow_server_takes_fewer_jobs_and_does_not_stall_the_fast_one() -> None:
         assert len(fast.requests) - 1 >= 17
 
 
+@pytest.mark.server
 def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
     a, b = FakeOpenAIServer().start(), FakeOpenAIServer().start()
     rec = recognizer(a.url, b.url, retries=1, progress_timeout=2.0)
@@ -316,6 +332,7 @@ def test_all_servers_down_mid_run_fails_in_bounded_time() -> None:
         rec.close()
 
 
+@pytest.mark.server
 def test_recognize_is_thread_safe(server: FakeOpenAIServer) -> None:
     rec = recognizer(server.url, concurrency=3)
     pages = [[Block(bbox=(0, 0, 5 + i, 5 + j), category=Category.TEXT) for j in range(3)] for i in range(10)]
@@ -353,6 +370,7 @@ def _parse_cli(tmp_path, url: str, *extra: str) -> int:
     return main([*args, *extra, "-o", str(tmp_path / "out")])
 
 
+@pytest.mark.server
 def test_parse_cli_through_openai_recognizer(tmp_path, server: FakeOpenAIServer) -> None:
     assert _parse_cli(tmp_path, server.url) == 0
     md = (tmp_path / "out" / "doc.md").read_text(encoding="utf-8")
@@ -368,6 +386,7 @@ def test_parse_cli_unreachable_server_exits_5_in_seconds(
     assert f"curl --noproxy 127.0.0.1 {url}/v1/models" in err and "--ready-timeout" in err
 
 
+@pytest.mark.server
 def test_parse_cli_rejection_exits_6(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     with FakeOpenAIServer(status=400) as srv:
         assert _parse_cli(tmp_path, srv.url) == 6

@@ -201,6 +201,7 @@ def _chat(srv, prompt):
     return [r for r in srv.requests if request_prompt(r.body) == prompt]
 
 
+@pytest.mark.server
 def test_parse_end_to_end_against_a_replaying_server(tmp_path):
     answers = {"Layout Detection:": E2E_LAYOUT, **E2E_ANSWERS}
     with FakeOpenAIServer(model="md", reply=prompt_replay(answers)) as srv:
@@ -238,6 +239,7 @@ def test_parse_end_to_end_against_a_replaying_server(tmp_path):
     assert [b["order"] for b in page["blocks"]] == sorted(b["order"] for b in page["blocks"])
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
@@ -256,6 +258,7 @@ def test_broken_layout_answer_fails_the_page_not_the_run(tmp_path, answer, reaso
     assert _chat(srv, "Text Recognition:") == []  # no block request for an unreadable layout
 
 
+@pytest.mark.server
 def test_layout_cut_at_max_tokens_is_a_page_error(tmp_path):
     replay = prompt_replay({"Layout Detection:": E2E_LAYOUT, **E2E_ANSWERS})
     with FakeOpenAIServer(model="md", reply=replay, finish_reason="length") as srv:
@@ -265,6 +268,7 @@ def test_layout_cut_at_max_tokens_is_a_page_error(tmp_path):
     assert "cut at max_tokens=2048" in page["error"]
 
 
+@pytest.mark.server
 def test_prompt_set_without_layout_prompt_is_a_usage_error(tmp_path):
     with FakeOpenAIServer(model="md") as srv:
         rc, _ = _parse(tmp_path, srv, "--prompts", "minicpm-ocr")

@@ -108,6 +108,7 @@ def test_missing_model_dir_is_reported(tmp_path: Path) -> None:
         process.preflight(lp)
 
 
+@pytest.mark.server
 def test_port_in_use_is_reported_before_launch(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

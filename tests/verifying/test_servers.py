@@ -18,6 +18,7 @@ from ocrstack.verifying.tiny import sample_image_png
 METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"
 
 
+@pytest.mark.server
 def test_openai_request_is_greedy_thinking_off_with_the_same_png(openai_server) -> None:
     url, script = openai_server
     sample = Sample(sample_image_png(), "请识别图中的表格并输出 OTSL", table=True)
@@ -30,6 +31,7 @@ def test_openai_request_is_greedy_thinking_off_with_the_same_png(openai_server) 
     assert (res.prompt_tokens, res.output, res.generated_tokens) == (118, "hello", 5)
 
 
+@pytest.mark.server
 def test_openai_4xx_and_unreachable(openai_server) -> None:
     url, script = openai_server
     script.status = 400
@@ -39,6 +41,7 @@ def test_openai_4xx_and_unreachable(openai_server) -> None:
         OpenAIBackend("http://127.0.0.1:9", "m", timeout=2).run(Sample(b"x", "p"), 4)
 
 
+@pytest.mark.server
 def test_two_servers_compared_and_disagreement_found(openai_server, tmp_path: Path, monkeypatch) -> None:
     """Two backends are the same fake server; the second answer differs -> the comparison fails."""
     url, script = openai_server
@@ -91,6 +94,7 @@ def test_sections_not_asked_for_are_reported_not_run(tmp_path: Path) -> None:
     assert "NOT RUN" in path_txt.read_text()
 
 
+@pytest.mark.server
 def test_dspark_active_via_metrics(openai_server) -> None:
     url, script = openai_server
     script.metrics_before = (METRICS / "dspark_before.prom").read_text()
@@ -103,6 +107,7 @@ def test_dspark_active_via_metrics(openai_server) -> None:
     assert "DSpark active" in res.summary[1]
 
 
+@pytest.mark.server
 def test_standard_server_is_not_dspark(openai_server) -> None:
     url, script = openai_server
     script.metrics_before = script.metrics_after = (METRICS / "standard_no_spec.prom").read_text()
@@ -117,6 +122,7 @@ def test_dspark_unreachable_is_a_failure_not_a_pass() -> None:
     assert {c.name: c.status.value for c in res.report.checks}["dspark"] == "fail"
 
 
+@pytest.mark.server
 def test_mm_processor_kwargs_reach_the_server_only_when_given(openai_server) -> None:
     url, script = openai_server
     OpenAIBackend(url, "m").run(Sample(b"x", "p"), 4)
@@ -125,6 +131,7 @@ def test_mm_processor_kwargs_reach_the_server_only_when_given(openai_server) -> 
     assert script.chats[-1]["mm_processor_kwargs"] == {"downsample_mode": "4x"}
 
 
+@pytest.mark.server
 def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(openai_server, tmp_path: Path, monkeypatch, capsys) -> None:
     """`nox -s verify` runs --tiny: title and summary must say the comparison used the tiny random
     checkpoint, not the deployed model or the user's server. The checkpoint build and the
