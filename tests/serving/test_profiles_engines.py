@@ -1,12 +1,15 @@
 """Every serve profile parsed by its engine's own argument parser (issue 14; `nox -s engines`).
 
 vLLM envs.upstream.vllm and SGLang engine-check.sglang are installed --no-deps from PyPI into
-.ocrstack/engines/<engine>-<release> (reused across runs); transformers is the running
+<cache>/<engine>-<release> (reused across runs), outside the checkout: $OCRSTACK_ENGINES_CACHE, else
+$XDG_CACHE_HOME/ocrstack/engines (~/.cache/ocrstack/engines); transformers is the running
 environment's `transformers serve --help`. llama.cpp is not on PyPI and is not checked here.
+Network: skipped unless selected with -m network (nox -s engines; .ci/run runs it as its own step).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,10 @@ from ocrstack.serving import engine_args
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
-CACHE = Path(__file__).resolve().parents[2] / ".ocrstack" / "engines"
+CACHE = Path(
+    os.environ.get("OCRSTACK_ENGINES_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ocrstack" / "engines"
+)
 PSET = profiles.load()
 CHECKED = [
     n for n, p in PSET.profiles.items() if PSET.builds[p.build].engine in ("vllm", "sglang", "transformers")
