@@ -63,8 +63,14 @@ def test_fleet_starts_and_stops_real_fake_servers(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_quick_bench_prints_every_row_with_a_number(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from ocrstack.bench import faults
+    from ocrstack.bench.faultkit import FaultRow
+
+    # the fault scenarios run once, in tests/bench/test_faults_table.py; here their rows only
+    table = [FaultRow(name, 10, 1, 0, "0", 1.0) for name in ("5xx", "poison", "server", "Ctrl-C", "SIGKILL")]
+    monkeypatch.setattr(faults, "fault_table", lambda work: table)
     assert main(["bench", "--quick", "--json", "--workdir", str(tmp_path)]) == 0
     data = json.loads(capsys.readouterr().out)
     metrics = [r["metric"] for r in data["rows"]]
