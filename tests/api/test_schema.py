@@ -26,6 +26,8 @@ from ocrstack.parsing.options import ParseOptions
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 MAX_EXAMPLES = 25
+
+pytestmark = [pytest.mark.server]  # the fake OpenAI server of the module fixture
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 

@@ -145,7 +145,8 @@ def test_api_key_required_and_never_logged(service: ServiceProcess, tiny_png: Pa
 
 def test_queue_full_429_and_cancel(tmp_path: Path, tiny_png: Path):
     with FakeOpenAIServer(latency=1.0, max_concurrent=1) as slow:
-        args = ["--recognizer", "openai", "--server-url", slow.url, "--max-queue", "2", "--concurrency", "1"]
+        args = ["--recognizer", "openai", "--server-url", slow.url, "--max-queue", "2", "--concurrency", "1",
+                "--layout", "none"]  # fmt: skip
         with (
             ServiceProcess(tmp_path / "data", args) as svc,
             httpx.Client(base_url=svc.url, trust_env=False) as c,
