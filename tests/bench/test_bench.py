@@ -71,6 +71,10 @@ def test_quick_bench_prints_every_row_with_a_number(
     # the fault scenarios run once, in tests/bench/test_faults_table.py; here their rows only
     table = [FaultRow(name, 10, 1, 0, "0", 1.0) for name in ("5xx", "poison", "server", "Ctrl-C", "SIGKILL")]
     monkeypatch.setattr(faults, "fault_table", lambda work: table)
+    # pages rendered at 100 DPI, not 200: every row still gets its number, in a quarter of the pixels
+    quick = bench.BenchOptions.quick
+    at_100 = classmethod(lambda cls, **kw: quick(**{"dpi": 100, **kw}))
+    monkeypatch.setattr(bench.BenchOptions, "quick", at_100)
     assert main(["bench", "--quick", "--json", "--workdir", str(tmp_path)]) == 0
     data = json.loads(capsys.readouterr().out)
     metrics = [r["metric"] for r in data["rows"]]
@@ -81,7 +85,7 @@ def test_quick_bench_prints_every_row_with_a_number(
             continue  # the side-by-side table's peer column, skipped with its reason (issue 11)
         assert isinstance(row["value"], (int, float)) and row["value"] >= 0, row
         assert row["verdict"] in ("meets", "misses", "info"), row
-    assert data["options"]["quick_mode"] is True
+    assert data["options"]["quick_mode"] is True and data["options"]["dpi"] == 100
 
 
 @pytest.mark.proc
