@@ -12,7 +12,11 @@ from ocrstack.bench.faults import fault_rows, fault_table, format_table
 
 @pytest.mark.proc
 @pytest.mark.slow
-def test_fault_table_loses_no_page(tmp_path: Path) -> None:
+def test_fault_table_loses_no_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocrstack.bench import interrupts
+
+    # pages of 1.5 s, not 3 s: the interrupts still land mid-page (they wait for the page before)
+    monkeypatch.setattr(interrupts, "PAGE_SECONDS", 1.5)
     rows = fault_table(tmp_path)
     print("\n" + format_table(rows))
     assert [r.scenario.split(" ")[0] for r in rows] == ["5xx", "poison", "server", "Ctrl-C", "SIGKILL"]
