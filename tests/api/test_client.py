@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import subprocess
-import sys
+import io
 from pathlib import Path
 
 import pytest
 
 from ocrstack.api.client import parse_via_api, request_fields
 from ocrstack.api.process import ServiceProcess
+from ocrstack.cli import main
 from ocrstack.core.errors import InputError, ServerUnreachable, UsageError
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.testing.fake_openai import FakeOpenAIServer
@@ -55,23 +56,9 @@ def test_same_outputs_as_a_local_parse(tmp_path: Path, tiny_pdf: Path, tiny_png:
             with pytest.raises(InputError, match="bad.pdf: .*not a PDF"):
                 parse_via_api(ParseOptions(inputs=(bad,), output=tmp_path / "bad"), svc.url)
         local = tmp_path / "local"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ocrstack",
-                "parse",
-                str(tiny_pdf),
-                str(tiny_png),
-                "-o",
-                str(local),
-                "--no-progress",
-                *flags,
-            ],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+        cli = ["parse", str(tiny_pdf), str(tiny_png), "-o", str(local), "--no-progress", *flags]
+        with contextlib.redirect_stderr(io.StringIO()) as err:  # the CLI in this process: no new interpreter
+            assert main(cli) == 0, err.getvalue()
     assert [p.name for p in written] == ["tiny report.md", "note.md"]
     for name in ("tiny report.md", "note.md"):
         assert (tmp_path / "api" / name).read_bytes() == (local / name).read_bytes()

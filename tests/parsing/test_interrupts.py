@@ -102,7 +102,7 @@ def _fingerprint() -> str:
 
 @pytest.mark.proc
 @pytest.mark.slow
-def test_ctrl_c_mid_page_stops_in_2_s_keeps_pages_and_the_rerun_resumes(tmp_path: Path, cli_env):
+def test_ctrl_c_mid_page_stops_keeps_pages_and_the_rerun_resumes(tmp_path: Path, cli_env):
     pdf = scanned_pdf(tmp_path / "scan.pdf")
     # the parsing sources are part of the cache key: when a checkout shared with other writers
     # changes them between the interrupted run and the rerun, the rerun rightly recomputes page 1;
