@@ -2,12 +2,12 @@
 
 Markers (pyproject.toml) name each external resource. A test that starts a
 process must carry ``proc``, ``server``, ``slow``, ``network`` or ``gpu``, and a
-test that listens on a port (a fake server in a thread included) ``server``;
+test that listens on a port (a fake server in a thread included) ``server`` or ``slow``;
 otherwise the autouse guard makes ``subprocess.Popen`` or ``socket.listen``
 fail (pattern from cibuildwheel ``unit_test/main_tests/conftest.py``). A test
 that needs something absent is skipped with the reason printed (``-ra``).
-``network`` tests (engine wheels from PyPI) run only when ``-m`` names them
-(``nox -s engines``; ``.ci/run`` runs them as their own step).
+``network`` tests (engine and CUDA wheels from PyPI) run only when ``-m`` names them
+(``.ci/run`` runs them as their own step; ``nox -s engines`` the engine parsers).
 """
 
 from __future__ import annotations
@@ -114,4 +114,4 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("gpu") and shutil.which("nvidia-smi") is None:
         pytest.skip("no NVIDIA GPU here (nvidia-smi not found); run on a GPU host")
     if item.get_closest_marker("network") and "network" not in (item.config.option.markexpr or ""):
-        pytest.skip("downloads from PyPI: run with -m network (nox -s engines; .ci/run runs it as a step)")
+        pytest.skip("downloads from PyPI: run with -m network (.ci/run runs them as their own step)")
