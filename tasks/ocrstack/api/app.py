@@ -20,6 +20,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 from ocrstack.api import jobs, probes
+from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.schemas import install_handlers
 from ocrstack.api.service import Service, ServiceConfig
@@ -75,6 +76,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
         version="1",
         lifespan=_lifespan,
         description="Parse PDFs and images into Markdown and layout blocks (issue 12).",
+        docs_url=None,  # served from local assets by add_docs (the defaults load from CDNs)
+        redoc_url=None,
     )
     app.state.service = Service(config=config, store=store, metrics=metrics, worker=worker)
     if config.cors_origins:
@@ -86,4 +89,5 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(probes.router)
     app.mount("/static", StaticFiles(directory=probes.STATIC), name="static")
+    add_docs(app)
     return app

@@ -1,7 +1,8 @@
 // ocrstack web page: one job per file (POST /v1/jobs), progress from GET /v1/jobs/{id}, then the
 // Markdown beside each page image with the layout boxes drawn over it, and download links.
 // Every request carries the API key from the form (header X-API-Key), so images and downloads
-// are fetched as blobs instead of plain links.
+// are fetched as blobs instead of plain links. The jobs submitted here are remembered in
+// localStorage (id and file name) and followed again after a reload until the service forgets them.
 "use strict";
 (function () {
   const $ = (sel, root = document) => root.querySelector(sel);
@@ -31,10 +32,26 @@
     el.hidden = !text;
   }
 
-  async function submitFile(file) {
+  const STORE = "ocrstack-jobs";
+  const remembered = () => { try { return JSON.parse(localStorage.getItem(STORE)) || []; } catch (e) { return []; } };
+  function remember(jobs) { localStorage.setItem(STORE, JSON.stringify(jobs.slice(-50))); }
+
+  function newCard(filename) {
     const card = $("#job-template").content.firstElementChild.cloneNode(true);
-    $(".job-title", card).textContent = file.name;
+    $(".job-title", card).textContent = filename;
     $("#jobs").prepend(card);
+    return card;
+  }
+
+  function fail(card, message) {
+    const text = $(".status-text", card);
+    text.textContent = message;
+    text.setAttribute("role", "alert");
+    card.classList.add("failed");
+  }
+
+  async function submitFile(file) {
+    const card = newCard(file.name);
     const form = new FormData();
     form.append("file", file, file.name);
     const pages = $("#pages").value.trim();
@@ -44,10 +61,31 @@
     try {
       const job = await (await call("/v1/jobs", { method: "POST", body: form })).json();
       card.dataset.jobId = job.id;
+      remember([...remembered(), { id: job.id, filename: file.name }]);
       await follow(job, card);
     } catch (err) {
-      $(".status-text", card).textContent = err.message;
-      card.classList.add("failed");
+      fail(card, err.message);
+    }
+  }
+
+  // Follow the remembered jobs again (oldest first, so the newest ends on top); a job the
+  // service no longer knows (404: expired or deleted) is forgotten.
+  async function restore() {
+    for (const { id, filename } of remembered()) {
+      const card = newCard(filename);
+      card.dataset.jobId = id;
+      try {
+        const res = await fetch(`/v1/jobs/${encodeURIComponent(id)}`, { headers: headers() });
+        if (res.status === 404) {
+          remember(remembered().filter((j) => j.id !== id));
+          card.remove();
+          continue;
+        }
+        if (!res.ok) { fail(card, `${res.status} ${res.statusText}`); continue; }
+        follow(await res.json(), card).catch((err) => fail(card, err.message));
+      } catch (err) {
+        fail(card, err.message);
+      }
     }
   }
 
@@ -62,8 +100,7 @@
       card.dataset.status = job.status;
       if (["done", "partial"].includes(job.status)) return showResult(job, card);
       if (["failed", "cancelled"].includes(job.status)) {
-        text.textContent = `${job.status}: ${job.error || ""}${job.fix ? " -- fix: " + job.fix : ""}`;
-        return;
+        return fail(card, `${job.status}: ${job.error || ""}${job.fix ? " -- fix: " + job.fix : ""}`);
       }
       await new Promise((r) => setTimeout(r, 500));
       job = await (await call(job.status_url)).json();
@@ -136,4 +173,11 @@
     if (!files.length) return showError("choose at least one file");
     files.forEach(submitFile);
   });
+
+  $("#forget").addEventListener("click", () => {
+    localStorage.removeItem(STORE);
+    $("#jobs").replaceChildren();
+  });
+
+  restore();
 })();

@@ -1,105 +1,114 @@
-// A small Markdown renderer for ocrstack's assembled output (no build step, no CDN).
-// Covers what parsing/assembly writes: ATX headings, paragraphs, - / 1. lists, fenced code,
-// $$ display math (shown as code), pipe tables, images (alt text only), **bold**, *italic*, `code`.
-// Everything from the document is escaped; HTML tables from a recognizer are rebuilt from
-// table/tr/td/th elements only (attributes other than colspan/rowspan dropped): no script can run.
+// ocrstack Markdown in the page: markdown-it (CommonMark + GFM tables) with three rules for what
+// parsing/assembly writes, KaTeX for math, DOMPurify for the HTML tables. Vendored, served
+// locally: /static/vendor/ (versions, licences and hashes in vendor/VENDORED.md).
+//
+// * Raw HTML stays inert (markdown-it `html: false`): a result may hold hostile text.
+// * `<table>` blocks (parsing/assembly/otsl.py, or a recognizer's own HTML) are the one HTML that
+//   renders, through DOMPurify with table tags and colspan/rowspan only.
+// * `<!-- ... -->` lines (page markers, empty or failed blocks) are dropped, as a browser would.
+// * `$$ ... $$` blocks (parsing/assembly/markdown.py `_formula`) are raw LaTeX: display math.
+// * Inline math is found in the text *after* the Markdown escapes are undone, because the writer
+//   escapes recognised text (`$x\_i$`, `\\(a\\)`): `$...$` (Pandoc's rule: no space inside the
+//   dollars, no digit after the closing one), `\(...\)`, and `\[...\]` / `$$...$$` inline.
+// * Images show their alt text: the figure files are in the zip download, not served.
 "use strict";
 (function (global) {
-  const esc = (s) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  const TABLE_TAGS = ["table", "caption", "colgroup", "col", "thead", "tbody", "tfoot", "tr", "th", "td"];
+  const INLINE_MATH =
+    /\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|\$(?=\S)((?:[^$\\]|\\.)*?\S)\$(?!\d)/g;
 
-  function inline(text) {
-    let s = esc(text);
-    s = s.replace(/!\[([^\]]*)\]\([^)]*\)/g, (_, alt) => `<em class="figure">[figure${alt ? ": " + alt : ""}]</em>`);
-    s = s.replace(/`([^`]+)`/g, "<code>$1</code>");
-    s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
-    s = s.replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>");
-    return s;
+  function lineText(state, line) {
+    return state.src.slice(state.bMarks[line] + state.tShift[line], state.eMarks[line]);
   }
 
-  function safeTable(html) {
-    const doc = new DOMParser().parseFromString(html, "text/html");
-    const allowed = new Set(["TABLE", "THEAD", "TBODY", "TR", "TD", "TH"]);
-    function copy(node) {
-      if (node.nodeType === Node.TEXT_NODE) return esc(node.textContent);
-      if (node.nodeType !== Node.ELEMENT_NODE) return "";
-      const inner = Array.from(node.childNodes).map(copy).join("");
-      if (!allowed.has(node.tagName)) return inner;
-      const tag = node.tagName.toLowerCase();
-      let attrs = "";
-      for (const a of ["colspan", "rowspan"]) {
-        const v = node.getAttribute(a);
-        if (v && /^\d+$/.test(v)) attrs += ` ${a}="${v}"`;
+  // A block that starts with `open` on its first line and ends on the first line matching `close`.
+  function fencedBlock(name, open, close) {
+    return function (state, startLine, endLine, silent) {
+      if (state.sCount[startLine] - state.blkIndent >= 4 || !open.test(lineText(state, startLine))) return false;
+      let last = startLine;
+      while (!close.test(last === startLine ? lineText(state, last).replace(open, "") : lineText(state, last))) {
+        if (++last >= endLine) return false;
       }
-      return `<${tag}${attrs}>${inner}</${tag}>`;
-    }
-    return Array.from(doc.body.childNodes).map(copy).join("");
+      if (silent) return true;
+      const token = state.push(name, "", 0);
+      token.content = state.getLines(startLine, last + 1, state.sCount[startLine], false);
+      token.map = [startLine, last + 1];
+      token.block = true;
+      state.line = last + 1;
+      return true;
+    };
   }
 
-  function pipeRow(line) {
-    return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+  function mathToken(state, tex, display) {
+    const token = new state.Token("math_inline", "", 0);
+    token.content = tex;
+    token.meta = { display };
+    return token;
   }
 
-  function render(md) {
-    const lines = md.replace(/<!--[\s\S]*?-->/g, "").split("\n");
-    const out = [];
-    let para = [];
-    const flush = () => { if (para.length) { out.push(`<p>${inline(para.join(" "))}</p>`); para = []; } };
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i];
-      let m;
-      if (/^\s*$/.test(line)) { flush(); continue; }
-      if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) { flush(); out.push(`<h${m[1].length}>${inline(m[2])}</h${m[1].length}>`); continue; }
-      if (/^```/.test(line) || /^\$\$/.test(line.trim())) {
-        flush();
-        const fence = /^```/.test(line) ? "```" : "$$";
-        const body = [];
-        if (fence === "$$" && line.trim().length > 2 && line.trim().endsWith("$$") && line.trim() !== "$$") {
-          out.push(`<pre class="math">${esc(line.trim())}</pre>`); continue;
+  // Split the text tokens of every inline run into text and math (after text_join, so the
+  // backslash escapes are already undone and adjacent text is one token).
+  function inlineMath(state) {
+    for (const block of state.tokens) {
+      if (block.type !== "inline" || !block.children) continue;
+      const out = [];
+      for (const tok of block.children) {
+        if (tok.type !== "text" || !/[$\\]/.test(tok.content)) { out.push(tok); continue; }
+        let last = 0;
+        for (const m of tok.content.matchAll(INLINE_MATH)) {
+          if (m.index > last) {
+            const text = new state.Token("text", "", 0);
+            text.content = tok.content.slice(last, m.index);
+            out.push(text);
+          }
+          const tex = m[1] ?? m[2] ?? m[3] ?? m[4];
+          out.push(mathToken(state, tex, m[1] === undefined && m[4] === undefined));
+          last = m.index + m[0].length;
         }
-        while (++i < lines.length && !lines[i].trim().startsWith(fence)) body.push(lines[i]);
-        out.push(`<pre${fence === "$$" ? ' class="math"' : ""}><code>${esc(body.join("\n"))}</code></pre>`);
-        continue;
-      }
-      if (/^\s*<table/i.test(line)) {
-        flush();
-        const body = [line];
-        while (!/<\/table>/i.test(body[body.length - 1]) && i + 1 < lines.length) body.push(lines[++i]);
-        out.push(safeTable(body.join("\n")));
-        continue;
-      }
-      if (/^\s*\|/.test(line) && i + 1 < lines.length && /^\s*\|?\s*:?-{3,}/.test(lines[i + 1])) {
-        flush();
-        const head = pipeRow(line);
-        i++;
-        const rows = [];
-        while (i + 1 < lines.length && /^\s*\|/.test(lines[i + 1])) rows.push(pipeRow(lines[++i]));
-        out.push("<table><thead><tr>" + head.map((c) => `<th>${inline(c)}</th>`).join("") + "</tr></thead><tbody>" +
-          rows.map((r) => "<tr>" + r.map((c) => `<td>${inline(c)}</td>`).join("") + "</tr>").join("") + "</tbody></table>");
-        continue;
-      }
-      if ((m = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(line))) {
-        flush();
-        const ordered = /\d/.test(m[1]);
-        const items = [m[2]];
-        const itemRe = /^\s*([-*+]|\d+[.)])\s+(.*)$/;
-        const indented = (s) => /^\s+\S/.test(s);
-        // an item's wrapped lines are indented; a blank line between items keeps the list going
-        while (i + 1 < lines.length) {
-          const next = lines[i + 1];
-          if ((m = itemRe.exec(next))) { items.push(m[2]); i++; continue; }
-          if (indented(next)) { items[items.length - 1] += " " + next.trim(); i++; continue; }
-          if (next.trim() === "" && i + 2 < lines.length && itemRe.test(lines[i + 2])) { i++; continue; }
-          break;
+        if (last === 0) { out.push(tok); continue; }
+        if (last < tok.content.length) {
+          const text = new state.Token("text", "", 0);
+          text.content = tok.content.slice(last);
+          out.push(text);
         }
-        const tag = ordered ? "ol" : "ul";
-        out.push(`<${tag}>` + items.map((t) => `<li>${inline(t)}</li>`).join("") + `</${tag}>`);
-        continue;
       }
-      para.push(line.trim());
+      block.children = out;
     }
-    flush();
-    return out.join("\n");
   }
 
-  global.ocrstackMarkdown = { render, escape: esc };
+  function tex(source, display) {
+    return global.katex.renderToString(source, { displayMode: display, throwOnError: false, trust: false });
+  }
+
+  function create() {
+    const md = global.markdownit({ html: false, linkify: false, typographer: false });
+    const alt = { alt: ["paragraph", "reference", "blockquote", "list"] };
+    md.block.ruler.before("fence", "ocr_math", fencedBlock("ocr_math", /^\$\$/, /\$\$\s*$/), alt);
+    md.block.ruler.before("fence", "ocr_table", fencedBlock("ocr_table", /^<table\b/i, /<\/table>/i), alt);
+    md.block.ruler.before("fence", "ocr_comment", fencedBlock("ocr_comment", /^<!--/, /-->/), alt);
+    md.core.ruler.after("text_join", "ocr_inline_math", inlineMath);
+    md.renderer.rules.ocr_math = (tokens, i) => {
+      const body = tokens[i].content.trim().replace(/^\$\$/, "").replace(/\$\$$/, "");
+      return `<div class="math">${tex(body, true)}</div>\n`;
+    };
+    md.renderer.rules.ocr_table = (tokens, i) => {
+      const clean = global.DOMPurify.sanitize(tokens[i].content, { ALLOWED_TAGS: TABLE_TAGS, ALLOWED_ATTR: ["colspan", "rowspan"] });
+      return `<div class="table">${clean}</div>\n`;
+    };
+    md.renderer.rules.ocr_comment = () => "";
+    md.renderer.rules.math_inline = (tokens, i) => tex(tokens[i].content, tokens[i].meta.display);
+    md.renderer.rules.image = (tokens, i) => {
+      const label = tokens[i].content;
+      return `<em class="figure">[figure${label ? ": " + md.utils.escapeHtml(label) : ""}]</em>`;
+    };
+    return md;
+  }
+
+  let md = null;
+  function render(source) {
+    md = md || create();
+    return md.render(source);
+  }
+
+  global.ocrstackMarkdown = { render };
 })(window);
