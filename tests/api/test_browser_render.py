@@ -8,9 +8,9 @@ table and a display formula. The page must show them as written, with KaTeX math
 table; raw HTML (and any hostile markup) in Markdown stays inert; a fenced code block renders as
 code; a reload shows the job again (localStorage); a bad upload is styled as an error; ``/docs``
 renders Swagger UI. Every request that leaves 127.0.0.1 is aborted and fails the test (the page
-and ``/docs`` must work offline). Screenshots: ``.ocrstack/artifacts/api-render.png``, ``api-error.png``
-(after the reload and the bad upload) and ``api-docs.png`` (CI artifacts). Skips with the reason when chromium or Playwright is absent
-(``apt-get install -y chromium``).
+and ``/docs`` must work offline). Screenshots: ``.ocrstack/artifacts/api-render.png``,
+``api-error.png`` (after the reload and the bad upload) and ``api-docs.png`` (CI artifacts).
+Skips with the reason when chromium or Playwright is absent (``apt-get install -y chromium``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ SAMPLE = """\
 <script>window.pwned = 1</script>
 <img src=x onerror="window.pwned = 1">
 
-<table onclick="window.pwned = 1"><tr><td colspan="2" style="color:red">cell<img src=x onerror="window.pwned = 1"></td></tr></table>
+<table onclick="window.pwned = 1"><tr>
+<td colspan="2" style="color:red">cell<img src=x onerror="window.pwned = 1"></td></tr></table>
 
 | a | b |
 |---|---|
@@ -62,6 +63,21 @@ SAMPLE = """\
 
 [link](javascript:window.pwned=1)
 """
+SHOW_SAMPLE = """s => {
+  const el = document.createElement('article');
+  el.id = 'sample';
+  el.className = 'markdown';
+  el.innerHTML = ocrstackMarkdown.render(s);
+  document.querySelector('main').append(el);
+}"""
+INERT = """() => {
+  const n = (sel) => document.querySelectorAll(sel).length;
+  return {pwned: window.pwned, imgs: n('#sample img'), scripts: n('#sample script'),
+          handlers: n('#sample [onclick], #sample [onerror], #sample div.table [style]'),
+          links: n('#sample a[href^="javascript"]'), tables: n('#sample table'),
+          katex: n('#sample td .katex'),
+          colspan: document.querySelector('#sample td[colspan]')?.getAttribute('colspan')};
+}"""
 
 
 def _page(path: Path) -> Path:
@@ -89,7 +105,7 @@ def browser():
 def _offline(context, left: list[str]) -> None:
     """Abort (and record in ``left``) every request whose host is not 127.0.0.1."""
 
-    def route(r) -> None:  # noqa: ANN001
+    def route(r) -> None:
         url = urlsplit(r.request.url)
         if url.scheme in ("http", "https", "ws", "wss") and url.hostname != "127.0.0.1":
             left.append(r.request.url)
@@ -102,9 +118,10 @@ def _offline(context, left: list[str]) -> None:
 
 def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: Path) -> None:
     args = ["--layout", "vlm", "--recognizer", "openai", "--prompts", "mineru-diffusion", "--model", "md"]
-    with FakeOpenAIServer(model="md", reply=prompt_replay(ANSWERS)) as fake, ServiceProcess(
-        tmp_path / "data", [*args, "--server-url", fake.url]
-    ) as svc:
+    with (
+        FakeOpenAIServer(model="md", reply=prompt_replay(ANSWERS)) as fake,
+        ServiceProcess(tmp_path / "data", [*args, "--server-url", fake.url]) as svc,
+    ):
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         left: list[str] = []
         _offline(context, left)
@@ -112,7 +129,7 @@ def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: P
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         missing: list[str] = []
-        page.on("response", lambda r: missing.append(r.url) if "/static/" in r.url and r.status >= 400 else None)
+        page.on("response", lambda r: missing.append(r.url) if r.status >= 400 and "/static/" in r.url else 0)
         page.goto(svc.url + "/")
         page.set_input_files("#files", str(_page(tmp_path / "formulas.png")))
         page.click("#submit")
@@ -125,23 +142,11 @@ def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: P
         math_errors = md.locator(".katex-error").count()
         annotations = md.locator("annotation").evaluate_all("els => els.map((e) => e.textContent)")
 
-        page.evaluate(
-            """s => { const el = document.createElement('article'); el.id = 'sample'; el.className = 'markdown';
-                      el.innerHTML = ocrstackMarkdown.render(s); document.querySelector('main').append(el); }""",
-            SAMPLE,
-        )
+        page.evaluate(SHOW_SAMPLE, SAMPLE)
         sample = page.locator("#sample")
         code = sample.locator("pre code").inner_text()
         sample_text = sample.inner_text()
-        inert = page.evaluate(
-            """() => ({pwned: window.pwned, imgs: document.querySelectorAll('#sample img').length,
-                       handlers: document.querySelectorAll('#sample [onclick], #sample [onerror], #sample div.table [style]').length,
-                       scripts: document.querySelectorAll('#sample script').length,
-                       links: document.querySelectorAll('#sample a[href^="javascript"]').length,
-                       colspan: document.querySelector('#sample td[colspan]')?.getAttribute('colspan'),
-                       tables: document.querySelectorAll('#sample table').length,
-                       katex: document.querySelectorAll('#sample td .katex').length})"""
-        )
+        inert = page.evaluate(INERT)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "api-render.png"), full_page=True)
 
@@ -176,7 +181,7 @@ def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: P
     for leftover in ("\\\\newwrite", "\\_", "\\*", "&lt;", "&amp;", "$"):
         assert leftover not in shown, (leftover, shown)
     assert cells == ["Name", "Value", "alpha", "x & y"], cells
-    assert inline_math == 2 and display_math == 1 and math_errors == 0, (inline_math, display_math, math_errors)
+    assert (inline_math, display_math, math_errors) == (2, 1, 0)
     assert {"x_i^2 + y", "a<b"} <= set(annotations), annotations
     assert any("\\frac{a}{b}" in a for a in annotations), annotations
     # the renderer: a code block shows its text as written; hostile markup stays inert

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from ocrstack.api.app import ServiceConfig, create_app
+from ocrstack.api.app import create_app
+from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import SWAGGER
 
 
-def test_docs_page_loads_only_local_assets(tmp_path) -> None:  # noqa: ANN001
+def test_docs_page_loads_only_local_assets(tmp_path: Path) -> None:
     client = TestClient(create_app(ServiceConfig(data_dir=tmp_path / "data")))  # no lifespan: no worker
     page = client.get("/docs")
     assert page.status_code == 200 and "SwaggerUIBundle" in page.text

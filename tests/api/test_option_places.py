@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from api.helpers import make_page
 from ocrstack.api import options as api_options
 from ocrstack.api.app import create_app
-from ocrstack.api.service import ServiceConfig
+from ocrstack.api.config import ServiceConfig
 from ocrstack.cli import build_parser
 from ocrstack.core import options as opt
 from ocrstack.parsing import options as parse_options

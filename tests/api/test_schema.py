@@ -21,7 +21,7 @@ from schemathesis.checks import (
 )
 
 from ocrstack.api.app import create_app
-from ocrstack.api.service import ServiceConfig
+from ocrstack.api.config import ServiceConfig
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 

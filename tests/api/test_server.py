@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ocrstack.api.config import ServiceConfig
 from ocrstack.api.server import serve
-from ocrstack.api.service import ServiceConfig
 from ocrstack.cli import main
 from ocrstack.core.errors import UsageError
 

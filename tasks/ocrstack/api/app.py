@@ -20,10 +20,11 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 from ocrstack.api import jobs, probes
+from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.schemas import install_handlers
-from ocrstack.api.service import Service, ServiceConfig
+from ocrstack.api.service import Service
 from ocrstack.api.store import JobStore
 from ocrstack.api.worker import Worker
 

@@ -6,7 +6,7 @@ import logging
 import sys
 
 from ocrstack.api.app import create_app
-from ocrstack.api.service import ServiceConfig
+from ocrstack.api.config import ServiceConfig
 from ocrstack.core.errors import UsageError
 
 #: Hosts that only this machine can reach (the default bind, brief: servers bind 127.0.0.1).

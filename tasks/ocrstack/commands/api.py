@@ -1,7 +1,7 @@
 """``ocrstack api serve|load``: parse as an HTTP service (issue 12); argument parsing only.
 
 ``api serve`` flags are derived from two declarations: the service's own settings
-(:class:`ocrstack.api.service.ServiceConfig`) and the parse options marked ``SERVICE`` in
+(:class:`ocrstack.api.config.ServiceConfig`) and the parse options marked ``SERVICE`` in
 :mod:`ocrstack.parsing.options` (the defaults of every job), plus ``--ray``.
 """
 
@@ -15,7 +15,7 @@ from ocrstack.commands import add_json
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``api`` verb with ``serve`` and ``load``."""
-    from ocrstack.api.service import ServiceConfig
+    from ocrstack.api.config import ServiceConfig
     from ocrstack.core import options as opt
     from ocrstack.parsing.options import ParseOptions
     from ocrstack.scaleout import options as ray_options
@@ -49,9 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from ocrstack.api.config import ServiceConfig, require_api_extra
+
+    require_api_extra()  # before anything imports FastAPI: a fix instead of a traceback
     from ocrstack.api.options import service_defaults
     from ocrstack.api.server import serve
-    from ocrstack.api.service import ServiceConfig
     from ocrstack.core import options as opt
     from ocrstack.parsing.options import ParseOptions
     from ocrstack.scaleout import options as ray_options
@@ -68,6 +70,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
+    from ocrstack.api.config import require_api_extra
+
+    require_api_extra()
     from ocrstack.api import loadtest
     from ocrstack.core.errors import UsageError
 
