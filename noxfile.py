@@ -60,6 +60,13 @@ def engines(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "-m", "network", test, *session.posargs)
 
 
+@nox.session
+def extras(session: nox.Session) -> None:
+    """Fresh venvs with no extra, only sdk, only api: the CLI starts in each (network; minutes)."""
+    _install(session, "dev")
+    session.run("python", "-m", "pytest", "-m", "network", "tests/test_extras_venv.py", *session.posargs)
+
+
 @nox.session(name="lock-export")
 def lock_export(session: nox.Session) -> None:
     """Re-export envs/lock/*.txt from uv.lock, and the conda specs when pixi is installed."""
