@@ -89,7 +89,7 @@
     md.core.ruler.after("text_join", "ocr_inline_math", inlineMath);
     md.renderer.rules.ocr_math = (tokens, i) => {
       const body = tokens[i].content.trim().replace(/^\$\$/, "").replace(/\$\$$/, "");
-      return `<div class="math">${tex(body, true)}</div>\n`;
+      return `<div class="math">${tex(body.trim(), true)}</div>\n`;
     };
     md.renderer.rules.ocr_table = (tokens, i) => {
       const clean = global.DOMPurify.sanitize(tokens[i].content, { ALLOWED_TAGS: TABLE_TAGS, ALLOWED_ATTR: ["colspan", "rowspan"] });
