@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
-from ocrstack.api.app import STATIC
+import ocrstack.api
 from ocrstack.api.docs import SWAGGER
 
+STATIC = Path(ocrstack.api.__file__).parent / "static"
 VENDOR = STATIC / "vendor"
 ROW = re.compile(r"^\| ([0-9a-f]{64}) \| (\S+) \|$", re.MULTILINE)
 PACKAGE = re.compile(r"^\| ([\w-]+) \| ([@\w/.-]+) \| (\d+\.\d+\.\d+) \| ([^|]+) \|", re.MULTILINE)
