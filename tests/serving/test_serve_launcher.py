@@ -12,6 +12,7 @@ from ocrstack import cli, versions
 from ocrstack.core.errors import ConfigError
 from ocrstack.serving import environment, process
 from ocrstack.serving import plan as plan_mod
+from ocrstack.serving.options import ServeOptions
 from support.nvidia_smi import recorded_scan
 
 FORK = str(versions.pin("vllm.fork-commit"))  # setuptools-scm puts the commit in the local version
@@ -35,7 +36,7 @@ def fake_venv(root: Path, dist: str | None = None, version: str | None = None, p
 
 def plan(profile: str, machine: str | None = None, **kw):
     """The plan on a recorded machine (tests/data/nvidia_smi; default: a host without nvidia-smi)."""
-    return plan_mod.plan(plan_mod.ServeOptions(profile, **kw), gpus=recorded_scan(machine))
+    return plan_mod.plan(ServeOptions(profile, **kw), gpus=recorded_scan(machine))
 
 
 def test_vllm_env_sets_cuda_home_path_and_gpu(tmp_path: Path) -> None:
@@ -361,9 +362,9 @@ def test_plan_without_a_usable_gpu_chooses_none_and_says_why() -> None:
 def test_plan_asks_the_nvidia_smi_on_path_for_the_freest_gpu(fake_nvidia_smi, capsys) -> None:
     """No recorded answer handed in: plan and ``serve --dry-run`` run nvidia-smi (a stand-in here)."""
     fake_nvidia_smi("busy_4090")
-    lp = plan_mod.plan(plan_mod.ServeOptions("dspark"))
+    lp = plan_mod.plan(ServeOptions("dspark"))
     assert lp.env_set["CUDA_VISIBLE_DEVICES"] == "1"
     assert any("GPU 1 (NVIDIA GeForce RTX 4090) is the freest" in n for n in lp.notes), lp.notes
     assert cli.main(["serve", "--profile", "dspark", "--dry-run"]) == 0
     assert "CUDA_VISIBLE_DEVICES=1" in capsys.readouterr().out
-    assert plan_mod.plan(plan_mod.ServeOptions("dspark", gpu="3")).env_set["CUDA_VISIBLE_DEVICES"] == "3"
+    assert plan_mod.plan(ServeOptions("dspark", gpu="3")).env_set["CUDA_VISIBLE_DEVICES"] == "3"

@@ -15,6 +15,7 @@ from ocrstack import cli, versions
 from ocrstack.backends import profiles
 from ocrstack.gpu import GpuScan
 from ocrstack.serving import plan
+from ocrstack.serving.options import ServeOptions
 
 MODEL = "./models/MinerU-Diffusion-V1-0320-2.5B"
 RECOMMENDED = (
@@ -87,7 +88,7 @@ def test_sglang_log_phases_are_known(pset) -> None:
 
 
 def test_no_gpu_is_refused_for_sglang(tmp_path) -> None:
-    lp = plan.plan(plan.ServeOptions("mineru-diffusion-safe"), gpus=GpuScan(None))  # no nvidia-smi
+    lp = plan.plan(ServeOptions("mineru-diffusion-safe"), gpus=GpuScan(None))  # no nvidia-smi
     assert lp.gpu_required
 
 

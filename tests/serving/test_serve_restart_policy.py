@@ -12,7 +12,8 @@ import yaml
 
 from ocrstack.backends import profiles
 from ocrstack.core.errors import ConfigError, ServerUnreachable
-from ocrstack.serving import plan, process, runner
+from ocrstack.serving import process, runner
+from ocrstack.serving.options import ServeOptions
 
 pytestmark = [pytest.mark.proc, pytest.mark.server]
 
@@ -55,7 +56,7 @@ def serve(tmp_path: Path, profiles_file: Path, mode: str, monkeypatch, timeout: 
     state.mkdir(exist_ok=True)
     monkeypatch.setenv("FAKE_STATE", str(state))
     monkeypatch.setenv("FAKE_MODE", mode)
-    opts = plan.ServeOptions(
+    opts = ServeOptions(
         "fake",
         profiles_file=profiles_file,
         vars={"port": process.free_port()},

@@ -12,7 +12,8 @@ from urllib.parse import urlparse
 
 from ocrstack.backends import profiles
 from ocrstack.client import readiness
-from ocrstack.serving import plan, process
+from ocrstack.serving import process
+from ocrstack.serving.options import DEFAULT_RUN_DIR
 from ocrstack.versions import endpoints
 
 
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--log", type=Path, default=None, help="server log to watch (default: from the state file)"
     )
     p.add_argument("--pid", type=int, default=None, help="server pid to watch (default: from the state file)")
-    p.add_argument("--run-dir", type=Path, default=plan.DEFAULT_RUN_DIR, help="ocrstack serve state dir")
+    p.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="ocrstack serve state dir")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between probes")
     p.set_defaults(handler=_wait)
 

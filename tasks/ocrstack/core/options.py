@@ -168,7 +168,9 @@ def boolean(value: str | bool) -> bool:
 # -- argparse --------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, **text: str) -> None:
+def add_arguments(
+    parser: argparse.ArgumentParser, cls: type, where: str = CLI, prefix: str = "", **text: str
+) -> None:
     """Add one argparse argument per declared option of ``cls`` that has flags and may be set
     ``where`` (:data:`CLI` for the verb's own options, :data:`SERVICE` for a service's defaults).
 
@@ -177,6 +179,8 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, 
     :func:`build`, so the CLI and a mapping share conversion and messages. An option without a
     default is a required flag; a boolean flag flips its default (``--no-x`` for a default True).
     ``text`` fills further ``{name}`` fields of the help (one declaration worded per verb).
+    ``prefix`` starts every ``dest`` (a subcommand's ``--port`` kept apart from its parent's
+    ``--port`` in the one namespace argparse fills); pass the same to :func:`namespace_values`.
     """
     groups: dict[str, Any] = {}
     for f, s in specs(cls, where):
@@ -185,7 +189,7 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, 
         d = default_of(f)
         shown = "" if d is MISSING else (s.show(d) if s.show else d)
         kw: dict[str, Any] = {
-            "dest": f.name,
+            "dest": prefix + f.name,
             "default": argparse.SUPPRESS,
             "help": s.help.format(default=shown, choices=", ".join(allowed(s)), **text),
         }
@@ -204,10 +208,15 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, where: str = CLI, 
         (groups[s.group] if s.group is not None else parser).add_argument(*s.flags, **kw)
 
 
-def namespace_values(args: argparse.Namespace, cls: type, where: str = CLI) -> dict[str, Any]:
+def namespace_values(
+    args: argparse.Namespace, cls: type, where: str = CLI, prefix: str = ""
+) -> dict[str, Any]:
     """The declared options of ``cls`` settable ``where`` and present in ``args`` (given on the
-    command line; an option of another class with the same ``dest`` is not taken)."""
-    return {f.name: getattr(args, f.name) for f, _ in specs(cls, where) if hasattr(args, f.name)}
+    command line; an option of another class with the same ``dest`` is not taken), by field name;
+    ``prefix`` as given to :func:`add_arguments`."""
+    return {
+        f.name: getattr(args, prefix + f.name) for f, _ in specs(cls, where) if hasattr(args, prefix + f.name)
+    }
 
 
 # -- building and validation -------------------------------------------------------------------

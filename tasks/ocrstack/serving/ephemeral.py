@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ocrstack.client.readiness import wait_ready
 from ocrstack.serving import plan, process
+from ocrstack.serving.options import ServeOptions
 
 
 @contextmanager
@@ -26,7 +27,7 @@ def transformers_server(model_dir: Path, run_dir: Path, timeout: float = 300.0) 
         ServerUnreachable / ServerRejected: the server never became ready (with the doctor's diagnosis).
     """
     port = process.free_port()
-    opts = plan.ServeOptions(
+    opts = ServeOptions(
         profile="tf",
         vars={"model": str(model_dir), "port": port, "host": "127.0.0.1"},
         venv=Path(sys.prefix),

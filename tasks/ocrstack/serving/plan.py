@@ -29,42 +29,7 @@ from ocrstack.backends.profiles import Profile, ProfileSet
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError, UsageError
 from ocrstack.serving.environment import cuda_home, default_env, detect_build, toolchain_nvcc
-
-DEFAULT_RUN_DIR = Path(".ocrstack") / "serve"
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """Everything ``ocrstack serve`` needs (defaults here only; the CLI fills them).
-
-    Attributes:
-        profile: profile name from the profiles file.
-        profiles_file: profiles YAML (default: the packaged ``serve_profiles.yaml``).
-        vars: placeholder overrides (``model``, ``draft_model``, ``port``, ``host``,
-            ``served_model_name``, ``gguf``, ``mmproj``); None values are ignored.
-        venv: the server's environment directory (default: :func:`default_env`).
-        gpu: value for CUDA_VISIBLE_DEVICES; None = the freest GPU (nvidia-smi).
-        build: declared server build; None = detect from the environment.
-        run_dir: where ``serve-<port>.{log,pid,json}`` go.
-        offline: set HF_HUB_OFFLINE=1 and HF_HUB_DISABLE_UPDATE_CHECK=1.
-        extra_args: appended to the profile's arguments verbatim.
-        timeout: readiness timeout in seconds (default: versions.yaml serve.first-start-seconds).
-        wait: wait until ready after launch.
-        restart: apply the guide 4.4 restart policy.
-    """
-
-    profile: str
-    profiles_file: Path | None = None
-    vars: Mapping[str, Any] = field(default_factory=dict)
-    venv: Path | None = None
-    gpu: str | None = None
-    build: str | None = None
-    run_dir: Path = DEFAULT_RUN_DIR
-    offline: bool = False
-    extra_args: tuple[str, ...] = ()
-    timeout: float | None = None
-    wait: bool = True
-    restart: bool = True
+from ocrstack.serving.options import ServeOptions
 
 
 @dataclass
@@ -153,7 +118,8 @@ def plan(opts: ServeOptions, gpus: gpu.GpuScan | None = None) -> LaunchPlan:
     """
     pset = profiles_mod.load(opts.profiles_file)
     profile = pset.get(opts.profile)
-    values = profile.variables(opts.vars)
+    overrides = opts.placeholders()
+    values = profile.variables(overrides)
     try:
         port = int(values["port"])
     except ValueError as exc:
@@ -217,7 +183,7 @@ def plan(opts: ServeOptions, gpus: gpu.GpuScan | None = None) -> LaunchPlan:
         env_set["HF_HUB_DISABLE_UPDATE_CHECK"] = "1"
     env.update(env_set)
 
-    argv = profile.argv(opts.vars, tuple(opts.extra_args))
+    argv = profile.argv(overrides, tuple(opts.extra_args))
     if venv is not None:
         exe = str(venv / "bin" / argv[0]) if (venv / "bin" / argv[0]).is_file() else None
     else:
@@ -243,7 +209,7 @@ def plan(opts: ServeOptions, gpus: gpu.GpuScan | None = None) -> LaunchPlan:
         host=host,
         port=port,
         url=f"http://{_loopback(host)}:{port}",
-        served_model=profile.served_model(opts.vars),
+        served_model=profile.served_model(overrides),
         venv=venv,
         build=build,
         build_detail=detail,
@@ -309,7 +275,7 @@ def server_argv(
 
     The program is not resolved against a venv or PATH (a container image has it on its PATH),
     and no environment, GPU or build is looked at. ``vars`` overrides placeholders like
-    ``ServeOptions.vars``; the defaults come from the profiles file and versions.yaml
+    ``ServeOptions.placeholders()``; the defaults come from the profiles file and versions.yaml
     (``serve.port``, ``serve.served-model-name``).
 
     Raises:

@@ -20,7 +20,8 @@ from ocrstack.backends.profiles import RestartPolicy
 from ocrstack.client.readiness import Outcome, wait_ready
 from ocrstack.serving import plan as plan_mod
 from ocrstack.serving import process
-from ocrstack.serving.plan import LaunchPlan, ServeOptions
+from ocrstack.serving.options import ServeOptions
+from ocrstack.serving.plan import LaunchPlan
 
 
 @dataclass
