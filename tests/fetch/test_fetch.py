@@ -33,8 +33,9 @@ from ocrstack.core.errors import (
 )
 from ocrstack.core.results import Status
 from ocrstack.fetch import catalog, http
-from ocrstack.fetch.layout import LayoutFetchOptions, export_line, fetch_layout
-from ocrstack.fetch.models import ModelFetchOptions, fetch_models
+from ocrstack.fetch.layout import export_line, fetch_layout
+from ocrstack.fetch.models import fetch_models
+from ocrstack.fetch.options import LayoutFetchOptions, ModelFetchOptions
 from ocrstack.fetch.verify import (
     BAD_MARKER,
     PROVENANCE,

@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
-from ocrstack.fetch.layout import LayoutFetchOptions, export_line, fetch_layout
-from ocrstack.fetch.models import ModelFetchOptions, fetch_models
+from ocrstack.fetch.layout import export_line, fetch_layout
+from ocrstack.fetch.models import fetch_models
+from ocrstack.fetch.options import LayoutFetchOptions, ModelFetchOptions
 from ocrstack.fetch.verify import bad_reason, check_layout_dir, require_layout_dir
 
 __all__ = [

@@ -158,4 +158,3 @@ def _remove_empty(made: list[Path]) -> None:
             d.rmdir()
         except OSError:
             return
-

@@ -11,32 +11,13 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from ocrstack.core.errors import ConfigError, InputError
 from ocrstack.core.results import Report, Status
 from ocrstack.fetch import archive, catalog, http
+from ocrstack.fetch.options import LayoutFetchOptions
 from ocrstack.fetch.verify import LAYOUT_EXPLANATION, check_layout_dir
-
-
-@dataclass(frozen=True)
-class LayoutFetchOptions:
-    """Options of ``ocrstack fetch layout``.
-
-    Attributes:
-        name: catalog entry (``PP-DocLayoutV3``).
-        dest: parent directory of the extracted ``PP-DocLayoutV3_infer`` (guide 3.4: the working dir).
-        url: override the tarball URL (a mirror).
-        keep_tar: keep the downloaded tarball after extraction.
-        retries: transient-failure retries (4xx never retried).
-    """
-
-    name: str = "PP-DocLayoutV3"
-    dest: Path = Path(".")
-    url: str | None = None
-    keep_tar: bool = False
-    retries: int = 5
 
 
 @contextmanager

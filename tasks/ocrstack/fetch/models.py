@@ -3,36 +3,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ocrstack.core.errors import UsageError
 from ocrstack.core.results import Report
 from ocrstack.fetch import catalog, hub
+from ocrstack.fetch.options import ModelFetchOptions
 from ocrstack.fetch.verify import PROVENANCE, bad_reason, verify_models, write_json_atomic
-
-
-@dataclass(frozen=True)
-class ModelFetchOptions:
-    """Options of ``ocrstack fetch models``.
-
-    Attributes:
-        names: catalog names to fetch (default: the main model and its DSpark draft).
-        dest: parent directory (guide 3.4: ``./models``).
-        source: ``hf`` (huggingface_hub) or ``modelscope``.
-        endpoint: hub endpoint (default ``$HF_ENDPOINT``).
-        revision: branch, tag or commit for every repo (default: main).
-        repo_overrides: ``{name: repo id}``, e.g. ModelScope ids (guide 3.4 ``<MS_REPO_ID>``).
-        check_only: do not download; only run the checks on what is there.
-    """
-
-    names: tuple[str, ...] = ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark")
-    dest: Path = Path("models")
-    source: str = "hf"
-    endpoint: str | None = None
-    revision: str | None = None
-    repo_overrides: tuple[tuple[str, str], ...] = ()
-    check_only: bool = False
 
 
 def _remove_if_empty(target: Path) -> None:
