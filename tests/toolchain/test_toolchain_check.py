@@ -10,6 +10,7 @@ from ocrstack.cli import main
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Status
 from ocrstack.toolchain import check as tc
+from ocrstack.toolchain.options import ToolchainOptions
 
 # verbatim `nvcc --version` of the pinned nvidia-cuda-nvcc 13.0.48 wheel (captured on this machine)
 NVCC_13_0_48 = """nvcc: NVIDIA (R) Cuda compiler driver
@@ -50,7 +51,7 @@ def test_gcc_major() -> None:
 def test_no_nvcc_fails_and_marks_the_rest_not_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvcc anywhere
     monkeypatch.delenv("CUDA_HOME", raising=False)
-    report = tc.check(tc.ToolchainOptions(python="python"))
+    report = tc.check(ToolchainOptions(python="python"))
     by = {c.name: c for c in report.checks}
     assert by["nvcc"].status is Status.FAIL and "CUDA_HOME" in by["nvcc"].fix
     assert [by[n].status for n in ("nvcc-vs-torch", "host-compiler", "cuda_fp16.h")] == [Status.NOT_RUN] * 3
@@ -158,7 +159,7 @@ def test_wrapper_script_nvcc_resolves_to_the_real_toolkit(
     monkeypatch.delenv("CUDA_HOME", raising=False)
     gxx = fake_tool(tmp_path / "g++", "13")
     py = fake_tool(tmp_path / "python", "2.14.0+cu130 13.0")
-    report = tc.check(tc.ToolchainOptions(python=py, nvcc=str(wrapper), cxx=gxx))
+    report = tc.check(ToolchainOptions(python=py, nvcc=str(wrapper), cxx=gxx))
     assert f"CUDA_HOME={(tmp_path / 'cuda-13.0').resolve()})" in report.title
     host = next(c for c in report.checks if c.name == "host-compiler")
     # the limit (14, not the real 15) can only come from the fake toolkit's host_config.h

@@ -70,6 +70,8 @@ class Spec:
             means a local Ray); None: the flag needs a value.
         group: title of the argparse argument group the flag is listed under (None: the parser's
             own options).
+        exclusive: name of a mutually exclusive set of flags (argparse refuses two of the same
+            set on one command line, e.g. ``--python`` or ``--cuda-root``); None: none.
         where: the places the option may be set, a subset of {:data:`CLI`, :data:`SERVICE`,
             :data:`REQUEST`} (default: the command line only). A declaration that adds
             :data:`REQUEST` should say beside it why a client may set it.
@@ -91,6 +93,7 @@ class Spec:
     show: Callable[[Any], str] | None = None
     const: str | None = None
     group: str | None = None
+    exclusive: str | None = None
     where: frozenset[str] = frozenset({CLI})
 
 
@@ -177,12 +180,14 @@ def add_arguments(
     Defaults are ``argparse.SUPPRESS``: an absent flag leaves no attribute, so :func:`build` falls
     back to the declaration's default (or ``env``). Values stay strings here and are converted by
     :func:`build`, so the CLI and a mapping share conversion and messages. An option without a
-    default is a required flag; a boolean flag flips its default (``--no-x`` for a default True).
+    default is a required flag; a boolean flag flips its default (``--no-x`` for a default True);
+    flags of one :attr:`Spec.exclusive` set go into one mutually exclusive group.
     ``text`` fills further ``{name}`` fields of the help (one declaration worded per verb).
     ``prefix`` starts every ``dest`` (a subcommand's ``--port`` kept apart from its parent's
     ``--port`` in the one namespace argparse fills); pass the same to :func:`namespace_values`.
     """
     groups: dict[str, Any] = {}
+    exclusive: dict[str, Any] = {}
     for f, s in specs(cls, where):
         if not s.flags:
             continue
@@ -205,7 +210,12 @@ def add_arguments(
                 kw["nargs"], kw["const"] = "?", s.const
         if s.group is not None and s.group not in groups:
             groups[s.group] = parser.add_argument_group(s.group)
-        (groups[s.group] if s.group is not None else parser).add_argument(*s.flags, **kw)
+        target = groups[s.group] if s.group is not None else parser
+        if s.exclusive is not None:
+            if s.exclusive not in exclusive:
+                exclusive[s.exclusive] = target.add_mutually_exclusive_group()
+            target = exclusive[s.exclusive]
+        target.add_argument(*s.flags, **kw)
 
 
 def namespace_values(

@@ -50,7 +50,8 @@ def toolchain_checks(
             )
         ]
     try:
-        from ocrstack.toolchain.check import ToolchainOptions, check
+        from ocrstack.toolchain.check import check
+        from ocrstack.toolchain.options import ToolchainOptions
     except ImportError as exc:  # the toolchain module is optional at this layer
         return [Check("toolchain", Status.NOT_RUN, f"ocrstack.toolchain.check unavailable ({exc})")]
     report = check(ToolchainOptions(python=python or sys.executable, nvcc=nvcc))

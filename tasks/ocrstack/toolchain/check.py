@@ -33,6 +33,7 @@ from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError, StepFailed
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.toolchain import locate
+from ocrstack.toolchain.options import ToolchainOptions
 
 _TORCH_CUDA = (
     "import importlib.metadata as m, re, sys\n"
@@ -46,23 +47,6 @@ _TORCH_CUDA = (
     "import torch\n"
     "print(v, torch.version.cuda or 'cpu')\n"
 )
-
-
-@dataclass(frozen=True)
-class ToolchainOptions:
-    """Inputs of :func:`check`.
-
-    Attributes:
-        python: interpreter of the build environment (torch is looked up there).
-        nvcc: nvcc to check (default: ``$CUDA_HOME/bin/nvcc``, then ``nvcc`` on PATH).
-        cxx: host C++ compiler (default: ``$CUDAHOSTCXX``, ``$CXX``, ``g++``).
-        cuda_home: toolkit root with ``include/`` (default: ``$CUDA_HOME`` or nvcc's ``..``).
-    """
-
-    python: str
-    nvcc: str | None = None
-    cxx: str | None = None
-    cuda_home: Path | None = None
 
 
 def parse_nvcc_version(text: str) -> tuple[int, int, str]:

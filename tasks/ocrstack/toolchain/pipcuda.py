@@ -43,6 +43,7 @@ from ocrstack import versions
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError, InputError
 from ocrstack.core.results import Check, Report, Status
+from ocrstack.toolchain import locate
 from ocrstack.toolchain.libcuda import (
     DRIVER_DIRS,
     STUB_MARKER,
@@ -54,6 +55,7 @@ from ocrstack.toolchain.libcuda import (
     stub_symbols,
 )
 from ocrstack.toolchain.links import ensure_link
+from ocrstack.toolchain.options import FixOptions
 
 #: re-exported: link helpers live in :mod:`~ocrstack.toolchain.links`, the libcuda stub in
 #: :mod:`~ocrstack.toolchain.libcuda`
@@ -254,6 +256,26 @@ def fix(
             )
         )
     return FixResult(report, changed)
+
+
+def fix_environment(opts: FixOptions) -> FixResult:
+    """``ocrstack toolchain fix-pip-cuda``: :func:`fix` on ``opts.cuda_root``, else on the pip CUDA
+    toolkit of ``opts.python`` (:func:`ocrstack.toolchain.locate.pip_cuda_root`); the driver is
+    searched unless ``opts.driver`` is False (then the libcuda stub is generated).
+
+    Raises:
+        ConfigError: ``opts.python`` has no ``nvidia-cuda-nvcc`` wheel installed.
+        InputError: the directory is not a pip CUDA toolkit.
+    """
+    root = opts.cuda_root or locate.pip_cuda_root(opts.python)
+    return fix(
+        root,
+        cc=opts.cc,
+        driver=_AUTO if opts.driver else None,
+        stub_wheel=opts.stub_wheel,
+        stub_version=opts.stub_version,
+        dry_run=opts.dry_run,
+    )
 
 
 def cuda_major_of(root: Path) -> str:
