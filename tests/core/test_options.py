@@ -160,3 +160,29 @@ def test_required_flags_and_flags_that_turn_a_default_off():
     built = opt.build(Placed, opt.namespace_values(p.parse_args(["--src", "x", "--no-check"]), Placed))
     assert built == Placed(src=Path("x"), check=False)
     assert opt.build(Placed, opt.namespace_values(p.parse_args(["--src", "x"]), Placed)).check is True
+
+
+@dataclass(frozen=True)
+class Either:
+    python: str = opt.option("py", flags=("--python",), exclusive="toolkit", help="p")
+    root: str | None = opt.option(None, flags=("--root",), exclusive="toolkit", help="r")
+    port: int | None = opt.option(None, flags=("--port",), convert=int, help="port")
+
+
+def test_flags_of_one_exclusive_set_are_refused_together():
+    p = argparse.ArgumentParser()
+    opt.add_arguments(p, Either)
+    with pytest.raises(SystemExit):
+        p.parse_args(["--python", "x", "--root", "y"])
+    assert opt.namespace_values(p.parse_args(["--root", "y"]), Either) == {"root": "y"}
+
+
+def test_a_prefix_keeps_a_subcommands_flag_apart_from_its_parents():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port")
+    sub = p.add_subparsers(dest="action")
+    opt.add_arguments(sub.add_parser("stop"), Either, prefix="stop_")
+    args = p.parse_args(["--port", "1", "stop", "--port", "2"])
+    assert args.port == "1"
+    assert opt.build(Either, opt.namespace_values(args, Either, prefix="stop_")) == Either(port=2)
+    assert opt.namespace_values(p.parse_args(["--port", "1", "stop"]), Either, prefix="stop_") == {}
