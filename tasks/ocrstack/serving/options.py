@@ -183,3 +183,38 @@ class CheckOptions:
     after: Path | None = opt.option(
         None, flags=("--after",), convert=Path, help="saved /metrics text after the requests (with --before)"
     )
+
+
+@dataclass(frozen=True)
+class WaitOptions:
+    """Options of ``ocrstack wait-ready [URL]`` (guide 4.4).
+
+    Attributes beyond the flags' help: ``url`` (the positional argument) None is
+    ``http://127.0.0.1:<serve.port>``; ``model``, ``log`` and ``pid`` None are read from the state
+    file ``ocrstack serve`` left in ``run_dir`` for the URL's port (the model then from the pin);
+    ``timeout`` None is versions.yaml ``serve.first-start-seconds``.
+    """
+
+    url: str | None = None
+    model: str | None = opt.option(
+        None, flags=("--model",), help="model name the server must accept (default: served name)"
+    )
+    timeout: float | None = opt.option(
+        None,
+        flags=("--timeout",),
+        convert=float,
+        example="600",
+        help="seconds (default: serve.first-start-seconds)",
+    )
+    log: Path | None = opt.option(
+        None, flags=("--log",), convert=Path, help="server log to watch (default: from the state file)"
+    )
+    pid: int | None = opt.option(
+        None, flags=("--pid",), convert=int, help="server pid to watch (default: from the state file)"
+    )
+    run_dir: Path = opt.option(
+        DEFAULT_RUN_DIR, flags=("--run-dir",), convert=Path, help="ocrstack serve state dir"
+    )
+    interval: float = opt.option(
+        2.0, flags=("--interval",), convert=float, example="2", help="seconds between probes"
+    )
