@@ -55,8 +55,9 @@ from ocrstack.bench.accuracy_table import accuracy_rows
 from ocrstack.bench.embedded import embedded_rows
 from ocrstack.bench.faults import fault_rows, routing_rows
 from ocrstack.bench.harness import Fleet, make_pdf
+from ocrstack.bench.options import BenchOptions
 from ocrstack.bench.overhead import overhead_rows
-from ocrstack.bench.results import OVERHEAD_TARGET, RSS_TARGET, SCALING_TARGET, BenchOptions, BenchResult, Row
+from ocrstack.bench.results import OVERHEAD_TARGET, RSS_TARGET, SCALING_TARGET, BenchResult, Row
 from ocrstack.bench.rss import peak_rss_kib, rss_rows
 from ocrstack.bench.scaleout import scaleout_rows
 from ocrstack.bench.scaling import scaling_rows

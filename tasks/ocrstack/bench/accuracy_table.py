@@ -39,7 +39,8 @@ from pathlib import Path
 from statistics import median
 
 from ocrstack.bench import metrics as accuracy_metrics
-from ocrstack.bench.results import BenchOptions, Row
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.results import Row
 from ocrstack.bench.textlayer import dev_files, pages_of, timed_run, warm_parser
 
 METHODS = (

@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 from ocrstack.bench.harness import make_pdf, run_pipeline
-from ocrstack.bench.results import BenchOptions, Row
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.results import Row
 from ocrstack.core.errors import OcrstackError
 
 

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from ocrstack.bench.harness import Fleet, make_pdf, parse_options, run_pipeline
-from ocrstack.bench.results import OVERHEAD_TARGET, BenchOptions, Row
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.results import OVERHEAD_TARGET, Row
 
 
 def _warm_imports() -> None:

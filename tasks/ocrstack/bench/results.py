@@ -3,57 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass, field
 
 #: Targets from issue 3.
 OVERHEAD_TARGET = 0.05
 SCALING_TARGET = 0.9
 RSS_TARGET = 1.2
-
-
-@dataclass(frozen=True)
-class BenchOptions:
-    """Benchmark settings; ``quick()`` gives the smoke-run values.
-
-    Attributes:
-        latency: simulated server seconds per page request (issue 3: 0.8).
-        overhead_pages: pages for the client-overhead rows.
-        endpoints: endpoint counts for the scaling rows.
-        pages_per_endpoint: pages per endpoint in the scaling runs.
-        rss_pages: page counts for the peak-RSS rows: base, [middle...,] compared (last).
-        embedded_pages: pages parsed by the embedded default (rapidocr).
-        concurrency: ``--concurrency`` of the pipelined runs (ParseOptions default).
-        dpi: render resolution.
-        embedded: run the embedded-default row (needs rapidocr + rapid-layout).
-        workdir: where PDFs, logs and outputs go (default: a temporary directory).
-    """
-
-    latency: float = 0.8
-    overhead_pages: int = 20
-    endpoints: tuple[int, ...] = (1, 2, 4, 8)
-    pages_per_endpoint: int = 12
-    rss_pages: tuple[int, ...] = (10, 100, 300)
-    embedded_pages: int = 3
-    concurrency: int = 4
-    dpi: int = 200
-    embedded: bool = True
-    workdir: Path | None = None
-    quick_mode: bool = False
-
-    @classmethod
-    def quick(cls, **kw: object) -> BenchOptions:
-        """Smoke-run settings: short latency, few pages, 1 and 2 endpoints."""
-        base = cls(
-            latency=0.05,
-            overhead_pages=4,
-            endpoints=(1, 2),
-            pages_per_endpoint=3,
-            rss_pages=(3, 12),
-            embedded_pages=1,
-            quick_mode=True,
-        )
-        return replace(base, **kw)  # type: ignore[arg-type]
 
 
 @dataclass

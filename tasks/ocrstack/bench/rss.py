@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ocrstack.bench.harness import Fleet, make_pdf, parse_options, run_pipeline
-from ocrstack.bench.results import RSS_TARGET, BenchOptions, Row
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.results import RSS_TARGET, Row
 from ocrstack.core import proc
 
 

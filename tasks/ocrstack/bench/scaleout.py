@@ -19,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ocrstack.bench.harness import Fleet, parse_options, run_pipeline
-from ocrstack.bench.results import BenchOptions, Row
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.results import Row
 
 #: Server counts of the rows (issue 13: 1, 2, 4); ``--quick`` uses the first two.
 SERVERS = (1, 2, 4)

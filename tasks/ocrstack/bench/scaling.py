@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ocrstack.bench.harness import Fleet, make_pdf, parse_options, run_pipeline
-from ocrstack.bench.results import SCALING_TARGET, BenchOptions, Row
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.results import SCALING_TARGET, Row
 
 
 def scaling_rows(opts: BenchOptions, work: Path) -> list[Row]:
