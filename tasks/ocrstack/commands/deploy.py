@@ -14,7 +14,9 @@ import argparse
 from pathlib import Path
 
 from ocrstack.commands import add_json
+from ocrstack.core import options as opt
 from ocrstack.core.errors import ConfigError, UsageError
+from ocrstack.deploying.options import CheckOptions, DeployOptions, K8sOptions
 
 
 def _deploying():  # noqa: ANN202 - the package
@@ -38,46 +40,46 @@ def _deploying():  # noqa: ANN202 - the package
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``deploy`` verb with its ``k8s``, ``sync`` and ``check`` actions."""
+    """Add the ``deploy`` verb with its ``k8s``, ``sync`` and ``check`` actions; their flags come
+    from :mod:`ocrstack.deploying.options`."""
     p = sub.add_parser(
         "deploy",
         help="render Kubernetes overlays from the serve profiles; lint/validate deploy/ offline",
         description="Container images, compose and Kubernetes manifests (deploy/).",
     )
-    p.add_argument("--deploy-dir", type=Path, default=None, help="deploy folder (default: the checkout's)")
+    opt.add_arguments(p, DeployOptions)
     act = p.add_subparsers(dest="deploy_action", metavar="ACTION", required=True)
     k8s = act.add_parser("k8s", help="render overlays (base + patches) as multi-document YAML")
-    k8s.add_argument(
-        "--overlay", action="append", default=[], help="dspark, standard, upstream (default: all)"
-    )
-    k8s.add_argument(
-        "-o", "--output", type=Path, default=None, help="write DIR/<overlay>.yaml (default: stdout)"
-    )
+    opt.add_arguments(k8s, K8sOptions)
     k8s.set_defaults(handler=_k8s)
     sync = act.add_parser("sync", help="write overlays/*/server-args.yaml from the serve profiles")
     sync.set_defaults(handler=_sync)
     chk = act.add_parser("check", help="hadolint, kubernetes-validate, CRD + compose schemas, drift checks")
-    chk.add_argument(
-        "--k8s-version", default=None, help="Kubernetes schema version (default: deploying.validate's)"
-    )
+    opt.add_arguments(chk, CheckOptions)
     add_json(chk)
     chk.set_defaults(handler=_check)
 
 
+def _deploy_dir(args: argparse.Namespace) -> Path | None:
+    """``--deploy-dir`` given to ``deploy`` (None: the checkout's ``deploy/``)."""
+    return opt.build(DeployOptions, opt.namespace_values(args, DeployOptions)).deploy_dir
+
+
 def _k8s(args: argparse.Namespace) -> int:
     d = _deploying()
-    deploy = args.deploy_dir or d.servers.deploy_dir()
+    k8s = opt.build(K8sOptions, opt.namespace_values(args, K8sOptions))
+    deploy = _deploy_dir(args) or d.servers.deploy_dir()
     targets = d.servers.load_targets(deploy)
-    for name in args.overlay:
+    for name in k8s.overlays:
         if name not in targets.overlays:
             raise UsageError(f"unknown overlay '{name}'", f"use one of: {', '.join(targets.overlays)}")
-    for name in args.overlay or list(targets.overlays):
+    for name in k8s.overlays or list(targets.overlays):
         text = d.kustomize.dump(d.kustomize.build(deploy / "k8s" / "overlays" / name))
-        if args.output is None:
+        if k8s.output is None:
             print(f"# overlay {name}\n---\n{text}", end="")
             continue
-        args.output.mkdir(parents=True, exist_ok=True)
-        out = args.output / f"{name}.yaml"
+        k8s.output.mkdir(parents=True, exist_ok=True)
+        out = k8s.output / f"{name}.yaml"
         tmp = out.with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
@@ -86,7 +88,7 @@ def _k8s(args: argparse.Namespace) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    changed = _deploying().servers.sync(args.deploy_dir)
+    changed = _deploying().servers.sync(_deploy_dir(args))
     for path in changed:
         print(f"wrote {path}")
     if not changed:
@@ -97,8 +99,9 @@ def _sync(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     # the real CLI's parser (set by ocrstack.cli), so every command in a manifest is parsed by it
     d = _deploying()
-    version = args.k8s_version or d.validate.K8S_VERSION
-    report = d.checks.run_all(args.root_parser, args.deploy_dir, version)
+    check = opt.build(CheckOptions, opt.namespace_values(args, CheckOptions))
+    version = check.k8s_version or d.validate.K8S_VERSION
+    report = d.checks.run_all(args.root_parser, _deploy_dir(args), version)
     print(report.to_json() if args.json else report.to_text())
     report.raise_if_failed("deploy check")
     return 0
