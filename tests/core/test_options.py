@@ -186,3 +186,14 @@ def test_a_prefix_keeps_a_subcommands_flag_apart_from_its_parents():
     assert args.port == "1"
     assert opt.build(Either, opt.namespace_values(args, Either, prefix="stop_")) == Either(port=2)
     assert opt.namespace_values(p.parse_args(["--port", "1", "stop"]), Either, prefix="stop_") == {}
+
+
+@dataclass(frozen=True)
+class Stages:
+    stages: tuple[str, ...] = opt.option((), flags=("--stage",), many=True, choices=("a", "b"), help="s")
+
+
+def test_each_value_of_a_repeatable_option_is_checked_against_the_choices():
+    assert opt.build(Stages, {"stages": ["a", "b"]}).stages == ("a", "b")
+    with pytest.raises(UsageError, match="unknown stage kind 'c'"):
+        opt.build(Stages, {"stages": ["a", "c"]})

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ocrstack.commands import add_json
+from ocrstack.core import options as opt
+from ocrstack.doctor.cli import DoctorOptions, run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``doctor`` verb."""
-    from ocrstack.doctor.rules import STAGES
-
+    """Add the ``doctor`` verb; its flags come from :class:`~ocrstack.doctor.cli.DoctorOptions`
+    (the log stays a positional argument)."""
     p = sub.add_parser(
         "doctor",
         help="diagnose a build/serve/parse log with the known-error rules (guide 8)",
@@ -22,27 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "log", nargs="?", default="-", metavar="LOGFILE", help="log file, or - for stdin (default)"
     )
-    p.add_argument(
-        "--stage", action="append", choices=STAGES, default=[], help="only rules of this stage (repeatable)"
-    )
+    opt.add_arguments(p, DoctorOptions)
     add_json(p, what="findings")
-    p.add_argument("--list", dest="list_rules", action="store_true", help="list the rules and exit")
-    p.add_argument(
-        "--exit-zero",
-        action="store_true",
-        help="exit 0 even when a known problem matched (default: exit 1 when one did)",
-    )
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ocrstack.doctor import cli
-
-    opts = cli.DoctorOptions(
-        log=args.log,
-        stages=tuple(args.stage),
-        json=args.json,
-        list_rules=args.list_rules,
-        exit_zero=args.exit_zero,
+    return run(
+        opt.build(DoctorOptions, opt.namespace_values(args, DoctorOptions), log=args.log, json=args.json)
     )
-    return cli.run(opts)

@@ -283,7 +283,8 @@ def build(cls: type, values: Mapping[str, Any], **fixed: Any) -> Any:
 def validate(obj: Any) -> None:
     """Check every declared option of dataclass instance ``obj`` against its range and choices.
 
-    None is accepted where the default is None (unset optional values).
+    None is accepted where the default is None (unset optional values); each value of a
+    repeatable (``many``) option is checked against the choices.
 
     Raises:
         UsageError: ``{flag} must be >= {minimum}, got {value}`` (or ``> {above}``), or
@@ -299,11 +300,12 @@ def validate(obj: Any) -> None:
             raise UsageError(f"{flag} must be >= {s.minimum:g}, got {value}", fix)
         if s.above is not None and value <= s.above:
             raise UsageError(f"{flag} must be > {s.above:g}, got {value:g}", fix)
-        if s.choices is not None and value not in allowed(s):
-            raise UsageError(
-                f"unknown {flag.removeprefix('--')} kind '{value}'",
-                f"use {flag} with one of: {', '.join(allowed(s))}",
-            )
+        for item in value if s.many else (value,):  # each value of a repeatable flag
+            if s.choices is not None and item not in allowed(s):
+                raise UsageError(
+                    f"unknown {flag.removeprefix('--')} kind '{item}'",
+                    f"use {flag} with one of: {', '.join(allowed(s))}",
+                )
 
 
 def cache_values(obj: Any, engine_fields: Iterable[str] = ()) -> dict[str, Any]:

@@ -5,28 +5,38 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ocrstack.core import options as opt
 from ocrstack.core.errors import CheckFailed
 from ocrstack.doctor.engine import diagnose, read_log, render, to_json
-from ocrstack.doctor.rules import load_rules
+from ocrstack.doctor.rules import STAGES, load_rules
 
 
 @dataclass(frozen=True)
 class DoctorOptions:
-    """Options of ``ocrstack doctor``.
+    """Options of ``ocrstack doctor``; the flags are declared here once
+    (:mod:`ocrstack.core.options`) and ``ocrstack.commands.doctor`` derives them.
 
-    Attributes:
-        log: log file path, or ``-`` for stdin.
-        stages: limit to rules of these stages (empty = all).
-        json: print JSON instead of text.
-        list_rules: print the rules instead of diagnosing.
-        exit_zero: exit 0 even when a rule matched (default: exit 1, like a linter).
+    Attributes beyond the flags' help: ``log`` (the positional argument) is a log file path, or
+    ``-`` for stdin; ``stages`` empty means all; ``json`` prints JSON instead of text (the
+    shared ``--json``, :class:`ocrstack.commands.Output`).
     """
 
     log: str = "-"
-    stages: tuple[str, ...] = ()
+    stages: tuple[str, ...] = opt.option(
+        (),
+        flags=("--stage",),
+        many=True,
+        choices=STAGES,
+        metavar="{" + ",".join(STAGES) + "}",
+        help="only rules of this stage (repeatable)",
+    )
     json: bool = False
-    list_rules: bool = False
-    exit_zero: bool = False
+    list_rules: bool = opt.option(False, flags=("--list",), help="list the rules and exit")
+    exit_zero: bool = opt.option(
+        False,
+        flags=("--exit-zero",),
+        help="exit 0 even when a known problem matched (default: exit 1 when one did)",
+    )
 
 
 def list_text(as_json: bool = False) -> str:

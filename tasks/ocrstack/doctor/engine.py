@@ -146,4 +146,3 @@ def to_json(findings: list[Finding], name: str = "log") -> str:
         indent=2,
         ensure_ascii=False,
     )
-
