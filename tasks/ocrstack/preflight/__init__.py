@@ -18,41 +18,21 @@ prints the whole report, then exits 1 naming what could not be checked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
 from ocrstack.preflight.checks import PreflightReport, Thresholds, evaluate
 from ocrstack.preflight.facts import Facts, Runner, default_runner, gather
+from ocrstack.preflight.options import PreflightOptions
 
 __all__ = ["Facts", "PreflightOptions", "PreflightReport", "Thresholds", "evaluate", "gather", "run"]
 
 
-@dataclass(frozen=True)
-class PreflightOptions:
-    """Options of ``ocrstack preflight``.
-
-    Attributes:
-        root: where ``.pixi/envs`` and the guide's venvs live (default: current directory).
-        disk_path: filesystem to check for free space (default: current directory, guide 2 ``df -h .``).
-        pythons: extra ``{env: interpreter}`` pairs to check.
-        require_gpu: a missing nvidia-smi is a failure (use on GPU hosts / GPU CI).
-        json: print JSON instead of text.
-    """
-
-    root: Path = Path(".")
-    disk_path: Path = Path(".")
-    pythons: dict[str, str] = field(default_factory=dict)
-    require_gpu: bool = False
-    json: bool = False
-
-
 def run(options: PreflightOptions, runner: Runner = default_runner) -> PreflightReport:
     """Gather facts and judge them; returns the report whatever it says (the CLI decides the exit code)."""
-    facts = gather(root=options.root, disk_path=options.disk_path, pythons=options.pythons, runner=runner)
+    pythons = dict(options.pythons)
+    facts = gather(root=options.root, disk_path=options.disk_path, pythons=pythons, runner=runner)
     report = evaluate(facts, require_gpu=options.require_gpu)
     from ocrstack.preflight.toolchain import toolchain_checks
 
-    for check in toolchain_checks(runner, python=options.pythons.get("vllm-build")):
+    for check in toolchain_checks(runner, python=pythons.get("vllm-build")):
         report.add(check)
     from ocrstack.preflight.deployment import deployment_checks
 

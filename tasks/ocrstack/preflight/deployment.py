@@ -112,9 +112,7 @@ def check_draft_release(catalog: dict[str, Any], profiles: Mapping[str, Profile]
             continue
         values = dict(p.vars)
         draft_path = json.loads(Template(spec).safe_substitute(values)).get("model", "")
-        model_path = next(
-            (Template(a[1]).safe_substitute(values) for a in p.args if a[0] == "--model"), ""
-        )
+        model_path = next((Template(a[1]).safe_substitute(values) for a in p.args if a[0] == "--model"), "")
         draft, main = PurePosixPath(draft_path).name, PurePosixPath(model_path).name
         if catalog.get(draft, {}).get("main") != main:
             problems.append(

@@ -110,8 +110,13 @@ def probe_python(name: str, interpreter: str, runner: Runner) -> PythonEnv:
     except (json.JSONDecodeError, IndexError):
         return PythonEnv(name, interpreter, error=f"unexpected output: {out.strip()[:200]}")
     return PythonEnv(
-        name, interpreter, data.get("python"), data.get("torch"), data.get("torch_cuda"),
-        vllm=data.get("vllm"), transformers=data.get("transformers"),
+        name,
+        interpreter,
+        data.get("python"),
+        data.get("torch"),
+        data.get("torch_cuda"),
+        vllm=data.get("vllm"),
+        transformers=data.get("transformers"),
     )
 
 
