@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ocrstack.core import options as opt
 from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError
 
@@ -27,10 +28,14 @@ EXPORTS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class LockOptions:
-    """Options for ``ocrstack lock export|check``: the checkout root and the conda export dir."""
+    """Options for ``ocrstack lock export|check``: the checkout root (found by the command, no
+    flag) and the conda export dir (``--conda-dir``, declared here once with
+    :mod:`ocrstack.core.options`; None: ``envs/lock/conda``)."""
 
     root: Path
-    conda_dir: Path | None = None
+    conda_dir: Path | None = opt.option(
+        None, flags=("--conda-dir",), convert=Path, help="where conda explicit specs go"
+    )
 
 
 def _uv() -> str:
