@@ -171,7 +171,7 @@ def routing_split(
 def fault_rows(opts: Any, work: Path) -> list[Row]:
     """Bench section (``ocrstack bench``): one row per scenario, ``value`` = pages lost (target 0),
     the other columns in ``detail``; the Ctrl-C row also meets only when the run stopped within
-    :data:`STOP_TARGET` s of SIGINT. ``opts`` (:class:`~ocrstack.bench.results.BenchOptions`) is
+    :data:`STOP_TARGET` s of SIGINT. ``opts`` (:class:`~ocrstack.bench.options.BenchOptions`) is
     unused: the scenarios have fixed sizes (about 20 s in all)."""
     rows = []
     for r in fault_table(work):
