@@ -53,8 +53,7 @@ def load(session: nox.Session) -> None:
 
 @nox.session
 def engines(session: nox.Session) -> None:
-    """Serve profiles parsed by vLLM 0.33.0, SGLang and transformers serve (network; the engine
-    environments are cached outside the checkout, see tests/serving/test_profiles_engines.py)."""
+    """Serve profiles parsed by vLLM 0.33.0, SGLang and transformers serve (network; cached off-tree)."""
     _install(session, "dev")
     test = "tests/serving/test_profiles_engines.py"
     session.run("python", "-m", "pytest", "-m", "network", test, *session.posargs)

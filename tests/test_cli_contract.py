@@ -51,7 +51,7 @@ def test_every_subcommand_has_help() -> None:
 
 def test_unit_tests_cannot_start_processes_unmarked() -> None:
     """The autouse guard in tests/conftest.py: an unmarked test that spawns a process fails."""
-    with pytest.raises(AssertionError, match="mark the test"):
+    with pytest.raises(AssertionError, match="mark it with one of"):
         subprocess.run(["true"], check=False)
 
 
