@@ -8,14 +8,15 @@ import pytest
 import yaml
 
 from ocrstack.building import plan as bp
+from ocrstack.building import steps
 from ocrstack.building.options import BuildOptions, PrebuiltOptions
 from ocrstack.building.runner import condition_holds
 from ocrstack.building.sources import Patch
 from ocrstack.cli import main
 from ocrstack.core.errors import UsageError
 
-PIP = bp.Toolchain("pip", "/env/lib/python3.13/site-packages/nvidia/cu13", "gcc-13", "g++-13", "g++-13")
-CONDA = bp.Toolchain("conda", "/pixi/envs/vllm-build/targets/x86_64-linux", "cc", "c++", "c++")
+PIP = steps.Toolchain("pip", "/env/lib/python3.13/site-packages/nvidia/cu13", "gcc-13", "g++-13", "g++-13")
+CONDA = steps.Toolchain("conda", "/pixi/envs/vllm-build/targets/x86_64-linux", "cc", "c++", "c++")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from ocrstack.building import runner
-from ocrstack.building.plan import DistCondition, DoneCheck, Plan, Step
+from ocrstack.building.steps import DistCondition, DoneCheck, Plan, Step
 from ocrstack.core.errors import StepFailed
 from ocrstack.doctor import load_rules
 

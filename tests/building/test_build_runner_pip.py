@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack.building import plan as bp
-from ocrstack.building import runner, stage
+from ocrstack.building import runner, stage, steps
 from ocrstack.building.options import BuildOptions
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
@@ -42,7 +42,7 @@ def test_pip_toolchain_steps_run_and_resume(tmp_path: Path, monkeypatch: pytest.
     assert toolchain.kind == "pip"
     full = bp.vllm_plan(opts, toolchain, 2)
     wanted = ("pip-cuda-wheels", "fix-pip-cuda", "toolchain-check")
-    part = bp.Plan("pip toolchain part", full.python, tuple(full.step(n) for n in wanted))
+    part = steps.Plan("pip toolchain part", full.python, tuple(full.step(n) for n in wanted))
 
     first = runner.run_plan(part, opts.log_dir, out=io.StringIO())
     assert [o.status for o in first] == ["ran", "ran", "ran"]

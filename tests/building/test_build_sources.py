@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ocrstack.building import plan as bp
-from ocrstack.building import runner, sources
+from ocrstack.building import runner, sources, steps
 from ocrstack.building.options import BuildOptions
 from ocrstack.core.errors import InputError, StepFailed
 from ocrstack.core.results import Status
@@ -100,18 +100,18 @@ def make_patch(repo: Path, dest: Path, old: str, new: str) -> Path:
     return dest
 
 
-def patch_plan(checkouts: dict, patches_dir: Path) -> bp.Plan:
+def patch_plan(checkouts: dict, patches_dir: Path) -> steps.Plan:
     opts = BuildOptions(
         src=checkouts["vllm"], transformers_src=checkouts["transformers"], patches_dir=patches_dir
     )
     full = bp.vllm_plan(
         opts,
-        bp.Toolchain("given", "/cuda", "gcc", "g++", "g++"),
+        steps.Toolchain("given", "/cuda", "gcc", "g++", "g++"),
         1,
         patches=sources.list_patches(patches_dir),
     )
-    steps = tuple(s for s in full.steps if s.name.startswith("patch-"))
-    return bp.Plan("patches", full.python, steps)
+    patch_steps = tuple(s for s in full.steps if s.name.startswith("patch-"))
+    return steps.Plan("patches", full.python, patch_steps)
 
 
 def test_patches_apply_once_and_rerun_skips(tmp_path: Path, checkouts: dict) -> None:

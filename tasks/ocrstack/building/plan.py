@@ -56,20 +56,7 @@ from ocrstack.building.steps import (
 )
 from ocrstack.core import paths
 
-#: re-exported: the plan data model lives in :mod:`ocrstack.building.steps`
-__all__ = [
-    "DistCondition",
-    "DoneCheck",
-    "Plan",
-    "Step",
-    "TFCHECKS",
-    "Toolchain",
-    "ocrstack_env",
-    "prebuilt_plan",
-    "target_line",
-    "tf_plan",
-    "vllm_plan",
-]
+__all__ = ["TFCHECKS", "prebuilt_plan", "tf_plan", "vllm_plan"]
 
 
 def vllm_plan(

@@ -1,4 +1,4 @@
-"""Execute a :class:`~ocrstack.building.plan.Plan`: one log file per step, skip done steps, doctor on failure.
+"""Run a :class:`~ocrstack.building.steps.Plan`: one log file per step, skip done steps, doctor on failure.
 
 For each step, in order:
 
@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from ocrstack import doctor
 from ocrstack.building import harmless
-from ocrstack.building.plan import DistCondition, DoneCheck, Plan, Step
+from ocrstack.building.steps import DistCondition, DoneCheck, Plan, Step
 from ocrstack.core import proc
 from ocrstack.core.errors import StepFailed
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ocrstack import versions
-from ocrstack.building import offline, plan, resources, runner, sources, target
+from ocrstack.building import offline, plan, resources, runner, sources, steps, target
 from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions
 from ocrstack.core import proc
 from ocrstack.core.errors import CheckFailed, ConfigError, OcrstackError
@@ -37,7 +37,7 @@ def _compiler(
     return preferred if proc.which(preferred, {"PATH": path or ""}) else fallback
 
 
-def resolve_toolchain(opts: BuildOptions, env: Mapping[str, str] | None = None) -> plan.Toolchain:
+def resolve_toolchain(opts: BuildOptions, env: Mapping[str, str] | None = None) -> steps.Toolchain:
     """Find CUDA_HOME and the host compilers for the build (see the module docstring).
 
     Pip kind: ``CUDA_HOME`` = ``<purelib of --python>/nvidia/cu13`` (guide 3.2 ``$CU``), whether
@@ -49,20 +49,20 @@ def resolve_toolchain(opts: BuildOptions, env: Mapping[str, str] | None = None) 
     cxx = _compiler(opts.cxx, env.get("CXX"), "g++-13", "g++", path)
     host = opts.cxx or env.get("CUDAHOSTCXX") or cxx
     if opts.cuda_home:
-        return plan.Toolchain("given", str(opts.cuda_home), cc, cxx, host)
+        return steps.Toolchain("given", str(opts.cuda_home), cc, cxx, host)
     conda = locate.conda_cuda_home(env)
     if conda is not None:
-        return plan.Toolchain("conda", str(conda), cc, cxx, host)
+        return steps.Toolchain("conda", str(conda), cc, cxx, host)
     if env.get("CUDA_HOME"):
-        return plan.Toolchain("env", env["CUDA_HOME"], cc, cxx, host)
+        return steps.Toolchain("env", env["CUDA_HOME"], cc, cxx, host)
     done = proc.run([str(opts.python), "-c", _PURELIB], capture=True, check=False, echo=False)
     if done.returncode == 0 and done.stdout.strip():
         cu = Path(done.stdout.strip()) / "nvidia" / f"cu{locate.cuda_major()}"
-        return plan.Toolchain("pip", str(cu), cc, cxx, host)
-    return plan.Toolchain("missing", None, cc, cxx, host)
+        return steps.Toolchain("pip", str(cu), cc, cxx, host)
+    return steps.Toolchain("missing", None, cc, cxx, host)
 
 
-def make_vllm_plan(opts: BuildOptions) -> plan.Plan:
+def make_vllm_plan(opts: BuildOptions) -> steps.Plan:
     """Probe the host and return the source-build plan (read-only)."""
     toolchain = resolve_toolchain(opts)
     env_jobs = os.environ.get("MAX_JOBS")
@@ -107,7 +107,7 @@ def read_only_checks(opts: BuildOptions) -> None:
     target.require_target(opts.python, "vllm-build", opts.allow_other_python)
 
 
-def compile_will_run(p: plan.Plan, evaluate_fn=None) -> tuple[bool, str]:
+def compile_will_run(p: steps.Plan, evaluate_fn=None) -> tuple[bool, str]:
     """Will the runner execute ``compile-vllm``, the only step that fetches dependencies?
 
     False when the step is not in the (sliced) plan or its done-check already holds (the
@@ -124,7 +124,7 @@ def compile_will_run(p: plan.Plan, evaluate_fn=None) -> tuple[bool, str]:
     return (False, f"compile-vllm already done ({why})") if done else (True, why)
 
 
-def preflight(opts: BuildOptions, p: plan.Plan) -> None:
+def preflight(opts: BuildOptions, p: steps.Plan) -> None:
     """Checks before step 1 of a real build.
 
     The ``--deps`` directories and the GitHub probe are checked only when the compile step
