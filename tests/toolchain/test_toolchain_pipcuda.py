@@ -11,7 +11,7 @@ import pytest
 
 from ocrstack.core.errors import InputError
 from ocrstack.core.results import Status
-from ocrstack.toolchain import pipcuda
+from ocrstack.toolchain import libcuda, links, pipcuda
 
 
 def make_toolkit(tmp: Path, *, crt: bool = False) -> Path:
@@ -111,7 +111,7 @@ def test_second_run_changes_nothing(tmp_path: Path, fake_driver: Path) -> None:
 def test_never_a_dangling_link(tmp_path: Path) -> None:
     root = make_toolkit(tmp_path, crt=True)
     (root / "bin" / "cicc").unlink()  # nvidia-nvvm not installed
-    check, changed = pipcuda.ensure_link(root, "nvvm/bin/cicc", "../../bin/cicc")
+    check, changed = links.ensure_link(root, "nvvm/bin/cicc", "../../bin/cicc")
     assert check.status is Status.FAIL and not changed
     assert not (root / "nvvm/bin/cicc").is_symlink()
 
@@ -198,10 +198,10 @@ def test_find_driver_skips_stubs(tmp_path: Path) -> None:
     (stubs / "libcuda.so.1").write_text("toolkit stub")
     real = tmp_path / "usr" / "lib"
     real.mkdir(parents=True)
-    assert pipcuda.find_driver([str(stubs), str(real)]) is None
+    assert libcuda.find_driver([str(stubs), str(real)]) is None
     (real / "libcuda.so.590.48.01").write_text("driver")
     os.symlink("libcuda.so.590.48.01", real / "libcuda.so.1")
-    assert pipcuda.find_driver([str(stubs), str(real)]) == real / "libcuda.so.1"
+    assert libcuda.find_driver([str(stubs), str(real)]) == real / "libcuda.so.1"
 
 
 def test_loader_dirs_follow_includes(tmp_path: Path) -> None:
@@ -209,7 +209,7 @@ def test_loader_dirs_follow_includes(tmp_path: Path) -> None:
     (tmp_path / "ld.so.conf").write_text("include ld.so.conf.d/*.conf\n/opt/first\n")
     (tmp_path / "ld.so.conf.d" / "a.conf").write_text("# comment\n/usr/local/cuda-13.0/lib\n")
     (tmp_path / "ld.so.conf.d" / "b.conf").write_text("/usr/lib/x86_64-linux-gnu\n")
-    assert pipcuda.loader_dirs(tmp_path / "ld.so.conf") == [
+    assert libcuda.loader_dirs(tmp_path / "ld.so.conf") == [
         "/usr/local/cuda-13.0/lib",
         "/usr/lib/x86_64-linux-gnu",
         "/opt/first",
@@ -217,9 +217,9 @@ def test_loader_dirs_follow_includes(tmp_path: Path) -> None:
 
 
 def test_stub_source_lists_every_symbol() -> None:
-    src = pipcuda.stub_source(["cuInit", "cuMemAlloc_v2"])
+    src = libcuda.stub_source(["cuInit", "cuMemAlloc_v2"])
     assert "int cuInit(void) { return 34; }" in src
-    assert "int cuMemAlloc_v2(void)" in src and pipcuda.STUB_SYMBOL in src
+    assert "int cuMemAlloc_v2(void)" in src and libcuda.STUB_SYMBOL in src
 
 
 @pytest.mark.proc
@@ -238,4 +238,4 @@ def test_generated_stub_links_and_is_replaced_by_driver_later(tmp_path: Path, fa
     later = pipcuda.fix(root, driver=fake_driver, cc="cc")  # a driver got installed
     assert later.changed == ["lib64/stubs/libcuda.so"]
     assert stub.is_symlink() and stub.resolve() == fake_driver.resolve()
-    assert not (root / "lib" / "stubs" / pipcuda.STUB_MARKER).exists()
+    assert not (root / "lib" / "stubs" / libcuda.STUB_MARKER).exists()

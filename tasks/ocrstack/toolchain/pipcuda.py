@@ -44,38 +44,18 @@ from ocrstack.core import proc
 from ocrstack.core.errors import ConfigError, InputError
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.toolchain import locate
-from ocrstack.toolchain.libcuda import (
-    DRIVER_DIRS,
-    STUB_MARKER,
-    STUB_SYMBOL,
-    ensure_libcuda,
-    find_driver,
-    loader_dirs,
-    stub_source,
-    stub_symbols,
-)
+from ocrstack.toolchain.libcuda import ensure_libcuda, find_driver
 from ocrstack.toolchain.links import ensure_link
 from ocrstack.toolchain.options import FixOptions
 
-#: re-exported: link helpers live in :mod:`~ocrstack.toolchain.links`, the libcuda stub in
-#: :mod:`~ocrstack.toolchain.libcuda`
 __all__ = [
     "CRT_STUBS",
-    "DRIVER_DIRS",
-    "STUB_MARKER",
-    "STUB_SYMBOL",
     "UNVERSIONED",
     "FixResult",
     "cuda_major_of",
     "default_stub_version",
     "ensure_crt_stubs",
-    "ensure_libcuda",
-    "ensure_link",
-    "find_driver",
     "fix",
-    "loader_dirs",
-    "stub_source",
-    "stub_symbols",
 ]
 
 #: Unversioned shared-library links (guide 3.2 names cudart and nvrtc; issue 5 adds nvJitLink).
