@@ -231,7 +231,7 @@ def test_formulas_of_math_pages_go_to_a_structured_recognizer_only():
 
 def test_blocks_with_unfaithful_glyphs_are_read_at_the_glyphs_line_boxes_without_detection():
     from ocrstack.parsing.engines import Recognizer
-    from ocrstack.parsing.textlayer.stage import recognise_rest
+    from ocrstack.parsing.textlayer.stage import recognize_rest
 
     broken = [Char("", c.bbox, map_error=True) for c in _chars("unmapped", x=100, y=100)]
     broken += _chars("second", x=100, y=130)
@@ -258,7 +258,7 @@ def test_blocks_with_unfaithful_glyphs_are_read_at_the_glyphs_line_boxes_without
 
     rec = Lines()
     glyphs, picture = Block((50, 90, 400, 160), Category.TEXT), Block((600, 600, 900, 700), Category.FIGURE)
-    out = recognise_rest(page, [glyphs, picture], rec, pt)
+    out = recognize_rest(page, [glyphs, picture], rec, pt)
     assert out == [glyphs, picture] and all(b.source == "ocr" for b in out)
     assert glyphs.text == "line 0\nline 1" and len(rec.crops) == 2  # two glyph lines, no detector
     # the crop covers the line with a margin of about a third of its height on each side
@@ -266,7 +266,7 @@ def test_blocks_with_unfaithful_glyphs_are_read_at_the_glyphs_line_boxes_without
     assert rec.cropped == [picture] and picture.text == "detected"  # no glyphs: the detector path
     structured = Lines()
     structured.structured, structured.crops, structured.cropped = True, [], []
-    recognise_rest(page, [Block((50, 90, 400, 160), Category.TEXT)], structured, pt)
+    recognize_rest(page, [Block((50, 90, 400, 160), Category.TEXT)], structured, pt)
     assert structured.crops == [] and len(structured.cropped) == 1  # a server reads its own crop
 
 

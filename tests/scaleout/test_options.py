@@ -41,7 +41,8 @@ def test_an_input_taken_as_the_address_fails_with_the_fix() -> None:
 
 def test_stage_split_covers_every_page_stage_once_in_order() -> None:
     assert LAYOUT_STAGES + RECOGNITION_STAGES == STAGES
-    assert RECOGNITION_STAGES[0] == "recognise" and "layout" in LAYOUT_STAGES
+    names = [s.name for s in LAYOUT_STAGES], [s.name for s in RECOGNITION_STAGES]
+    assert names[1][0] == "recognise" and "layout" in names[0]
 
 
 def test_unreachable_cluster_address_fails_in_seconds() -> None:

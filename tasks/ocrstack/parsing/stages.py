@@ -1,17 +1,24 @@
 """One page, processed as an explicit list of stages (guide 5; issue 9).
 
-:data:`STAGES` names them in order: ``textlayer`` (the PDF's own text is read and judged,
-:mod:`ocrstack.parsing.textlayer`; ``--text-layer``), ``orient`` (the recognizer turns the page
-upright; skipped when the text layer is used: PDFium renders the page as its /Rotate says),
-``layout`` (the provider finds blocks), ``merge`` (overlapping blocks merged; blocks padded for a
-cropping recognizer), ``paratext`` (header/footer/page-number blocks set aside when they would be
-dropped anyway), ``recognise`` (text per block: from the text layer where it is sound, the rest
-from the recognizer; each block's ``source`` says which), ``order`` (reading order; empty blocks flagged),
-``figures`` (figure crops and layout overlays written). :meth:`Parser.parse_page` runs each stage
-on a :class:`PageState` and records its seconds under the page's ``timings`` in blocks.json
-(with ``total``; the pipeline adds ``render``). On a PDF page with ``--text-layer auto|on`` and
-an in-process layout model, the layout runs on a second thread from the start, beside the
-``textlayer`` stage (the two need nothing from each other); ``layout`` then records the wait.
+A stage is an object with one call signature, ``stage(parser, state)``: it reads and updates the
+page's :class:`PageState`, and asks ``parser`` (the run's :class:`Parser`: options and engines)
+what it needs. :data:`STAGES` lists them in the order they run, and only there:
+``textlayer`` (the PDF's own text is read and judged, :mod:`ocrstack.parsing.textlayer`;
+``--text-layer``), ``orient`` (the recognizer turns the page upright; skipped when the text layer
+is used: PDFium renders the page as its /Rotate says), ``layout`` (the provider finds blocks),
+``merge`` (overlapping blocks merged; blocks padded for a cropping recognizer), ``paratext``
+(header/footer/page-number blocks set aside when they would be dropped anyway), ``recognise``
+(text per block: from the text layer where it is sound, the rest from the recognizer; each block's
+``source`` says which), ``order`` (reading order; empty blocks flagged), ``figures`` (figure crops
+and layout overlays written).
+
+Each stage declares its :attr:`~Stage.name` (its key under the page's ``timings`` in blocks.json)
+and whether it is part of :attr:`~Stage.recognition` (scale-out runs those where the recognizer
+is, the others where the layout model is: :mod:`ocrstack.scaleout.workers`).
+:meth:`Parser.parse_page` runs every stage and records its seconds (with ``total``; the pipeline
+adds ``render``). On a PDF page with ``--text-layer auto|on`` and an in-process layout model, the
+layout runs on a second thread from the start, beside the ``textlayer`` stage (the two need
+nothing from each other); ``layout`` then records the wait.
 
 Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
 strings, no ``getattr`` hooks).
@@ -21,9 +28,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ocrstack.parsing import documents, outputs
 from ocrstack.parsing import layout as layout_registry
@@ -46,8 +54,6 @@ FIGURE_PAD = 8
 #: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
 #: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
 CROP_PAD = 6
-#: The page stages in the order they run (timing keys in blocks.json).
-STAGES = ("textlayer", "orient", "layout", "merge", "paratext", "recognise", "order", "figures")
 
 
 @dataclass
@@ -139,19 +145,6 @@ class Parser:
         info.update({f"recognizer_{k}": v for k, v in self.recognizer.model_info().items()})
         return info
 
-    def stages(self) -> list[tuple[str, Callable[[PageState], None]]]:
-        """(name, function) of each stage, in :data:`STAGES` order."""
-        return [
-            ("textlayer", self._textlayer),
-            ("orient", self._orient),
-            ("layout", self._layout),
-            ("merge", self._merge),
-            ("paratext", self._paratext),
-            ("recognise", self._recognise),
-            ("order", self._order),
-            ("figures", self._figures),
-        ]
-
     def parse_page(self, page: PageImage, paths: outputs.OutputPaths | None = None) -> PageResult:
         """Run the :data:`STAGES` on one page; seconds per stage go to ``result.timings``.
 
@@ -165,39 +158,14 @@ class Parser:
             state.early = (page, self._layout_pool().submit(self.layout.detect, page))
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        for name, stage in self.stages():
+        for stage in STAGES:
             t = time.perf_counter()
-            stage(state)
-            timings[name] = time.perf_counter() - t
+            stage(self, state)
+            timings[stage.name] = time.perf_counter() - t
         assert state.result is not None
         state.result.timings.update(timings)
         state.result.timings["total"] = time.perf_counter() - t0
         return state.result
-
-    # -- the stages ----------------------------------------------------------------------------
-
-    def _textlayer(self, s: PageState) -> None:
-        mode = self.options.text_layer
-        layer, verdict = textlayer.read_page(s.page, mode, self.options.password)
-        if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
-            memo = self.checked_fonts
-            key = memo.key(s.page)
-            verdict, agreed = textlayer.check_sample(
-                layer, verdict, self.recognizer.read_line_crops, s.page.image, checked=memo.get(key)
-            )
-            memo.add(key, agreed)
-        s.layer, s.verdict = (layer if verdict.sound else None), verdict
-
-    def _orient(self, s: PageState) -> None:
-        if s.layer is None:
-            s.page, s.rotation = self.recognizer.orient(s.page)
-
-    def _layout(self, s: PageState) -> None:
-        early, s.early = s.early, None
-        if early is not None and early[0] is s.page:
-            s.blocks = early[1].result()
-        else:
-            s.blocks = self.layout.detect(s.page)
 
     def _layout_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -205,19 +173,86 @@ class Parser:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ocrstack-layout")
             return self._pool
 
-    def _merge(self, s: PageState) -> None:
+
+class Stage(ABC):
+    """One step of a page: ``stage(parser, state)`` reads and updates ``state`` in place."""
+
+    #: the key of the stage's seconds under the page's ``timings`` in blocks.json
+    name: ClassVar[str]
+    #: True for the stages from reading the blocks' text on (a suffix of :data:`STAGES`):
+    #: scale-out runs them where the recognizer is, the others where the layout model is
+    recognition: ClassVar[bool] = False
+
+    @abstractmethod
+    def __call__(self, parser: Parser, s: PageState) -> None:
+        """Run the stage on the page of ``s`` with ``parser``'s options and engines."""
+
+
+class TextLayer(Stage):
+    """Read the PDF's own text and judge it; a sound layer is kept in ``s.layer``."""
+
+    name = "textlayer"
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
+        mode = parser.options.text_layer
+        layer, verdict = textlayer.read_page(s.page, mode, parser.options.password)
+        if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
+            memo = parser.checked_fonts
+            key = memo.key(s.page)
+            verdict, agreed = textlayer.check_sample(
+                layer, verdict, parser.recognizer.read_line_crops, s.page.image, checked=memo.get(key)
+            )
+            memo.add(key, agreed)
+        s.layer, s.verdict = (layer if verdict.sound else None), verdict
+
+
+class Orient(Stage):
+    """Turn the page upright (the recognizer's call); not when the text layer is used."""
+
+    name = "orient"
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
+        if s.layer is None:
+            s.page, s.rotation = parser.recognizer.orient(s.page)
+
+
+class Layout(Stage):
+    """Find the page's blocks (the layout started early is used when the page was not turned)."""
+
+    name = "layout"
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
+        early, s.early = s.early, None
+        if early is not None and early[0] is s.page:
+            s.blocks = early[1].result()
+        else:
+            s.blocks = parser.layout.detect(s.page)
+
+
+class Merge(Stage):
+    """Merge overlapping blocks; pad every block for a recognizer that reads crops."""
+
+    name = "merge"
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
         s.blocks = merge_overlaps(s.blocks)
-        if not self.recognizer.reads_whole_page:
+        if not parser.recognizer.reads_whole_page:
             # the recognizer reads crops: grow each block so glyphs cut by a tight layout box
             # are whole (issue 3: rapid-layout crops cut through glyphs)
             margin = CROP_PAD * (s.page.dpi or 200) / 200
             for b in s.blocks:
                 b.bbox = pad(b.bbox, margin, s.page.size)
 
-    def _paratext(self, s: PageState) -> None:
+
+class Paratext(Stage):
+    """Promote a title-size header; set aside paratext blocks a crop reader need not read."""
+
+    name = "paratext"
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
         # a header block of title-size ink high on page 1 is the title, whatever the recognizer
         promote_title_headers(s.blocks, s.page.image, s.page.index)
-        if self.recognizer.reads_whole_page or self.options.keep_paratext:
+        if parser.recognizer.reads_whole_page or parser.options.keep_paratext:
             return
         # assembly drops header/footer/page-number blocks unless --keep-paratext: do not
         # spend a server request on each of them (review of issue 3), unless they are all the
@@ -230,29 +265,45 @@ class Parser:
         for b in s.skipped:
             b.warnings.append(f"{SKIPPED_PARATEXT}: not sent to the recognizer (--keep-paratext reads it)")
 
-    def _recognise(self, s: PageState) -> None:
+
+class Recognize(Stage):
+    """Give every block its text: from a sound text layer where it has glyphs, else the recognizer."""
+
+    #: the timing key blocks.json has always carried (readers of ``timings`` rely on it)
+    name = "recognise"
+    recognition = True
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
+        options, recognizer = parser.options, parser.recognizer
         if s.layer is not None and s.verdict is not None:
-            hidden = self.options.text_layer == TextLayerMode.ON
+            hidden = options.text_layer == TextLayerMode.ON
             filled, rest = textlayer.fill_blocks(
                 s.page,
                 s.blocks,
                 s.layer,
                 s.verdict,
-                self.options.password,
+                options.password,
                 accept_hidden=hidden,
-                structured=self.recognizer.structured,
+                structured=recognizer.structured,
             )
-            read = textlayer.recognise_rest(s.page, rest, self.recognizer, s.layer, accept_hidden=hidden)
+            read = textlayer.recognize_rest(s.page, rest, recognizer, s.layer, accept_hidden=hidden)
             s.blocks = filled + read + s.skipped
             return
-        read = self.recognizer.recognize(s.page, s.blocks)
-        source = textlayer.SOURCE_SERVER if self.recognizer.remote else textlayer.SOURCE_OCR
+        read = recognizer.recognize(s.page, s.blocks)
+        source = textlayer.SOURCE_SERVER if recognizer.remote else textlayer.SOURCE_OCR
         for b in read:
             b.source = source
         s.blocks = read + s.skipped
 
-    def _order(self, s: PageState) -> None:
-        s.blocks = order_blocks(s.blocks, provider_order=self.layout.gives_order)
+
+class Order(Stage):
+    """Put the blocks in reading order, flag empty ones and make the page result."""
+
+    name = "order"
+    recognition = True
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
+        s.blocks = order_blocks(s.blocks, provider_order=parser.layout.gives_order)
         for b in s.blocks:
             if (
                 not b.text.strip()
@@ -266,12 +317,19 @@ class Parser:
             dpi=image_dpi(s.page),
             rotation=s.rotation,
             blocks=s.blocks,
-            structured=self.recognizer.structured,
+            structured=parser.recognizer.structured,
             notes=list(s.page.notes),
             text_layer=s.verdict.to_json() if s.verdict is not None else None,
         )
 
-    def _figures(self, s: PageState) -> None:
+
+class Figures(Stage):
+    """Write figure crops (and with ``save_layout_images`` the layout overlay) under ``s.paths``."""
+
+    name = "figures"
+    recognition = True
+
+    def __call__(self, parser: Parser, s: PageState) -> None:
         if s.paths is None or s.result is None:
             return
         page, paths = s.page, s.paths
@@ -283,8 +341,21 @@ class Parser:
                     target = paths.figure(page.index, b.order)
                     outputs.atomic_save_image(target, page.image.crop(tuple(round(v) for v in box)))
                     s.result.images[b.order] = paths.relative(target)
-        if self.options.save_layout_images:
+        if parser.options.save_layout_images:
             outputs.atomic_save_image(paths.overlay(page.index), outputs.draw_overlay(page.image, s.blocks))
+
+
+#: The page stages in the order they run: the one list (:meth:`Parser.parse_page`, scale-out).
+STAGES: tuple[Stage, ...] = (
+    TextLayer(),
+    Orient(),
+    Layout(),
+    Merge(),
+    Paratext(),
+    Recognize(),
+    Order(),
+    Figures(),
+)
 
 
 def image_dpi(page: PageImage) -> float | None:

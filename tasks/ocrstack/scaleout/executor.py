@@ -196,7 +196,7 @@ class RayExecutor:
                 load[a] += 1
                 actor = self.actors[a]
                 if self.recognition_actor is not None:
-                    ref = self.recognition_actor.recognise.remote(actor.layout.remote(rendered, w.paths))
+                    ref = self.recognition_actor.recognize.remote(actor.layout.remote(rendered, w.paths))
                 else:
                     ref = actor.page.remote(rendered, w.paths)
                 inflight[ref] = (w, i, a)

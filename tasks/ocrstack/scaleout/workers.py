@@ -22,15 +22,15 @@ from ocrstack.parsing import documents
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.outputs import OutputPaths
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.stages import STAGES, PageState, Parser
+from ocrstack.parsing.stages import STAGES, PageState, Parser, Stage
 from ocrstack.parsing.types import PageImage
 
-#: Stages run where the layout model is: every stage before ``recognise`` (text layer, orient,
+#: Stages run where the layout model is: those not part of recognition (text layer, orient,
 #: layout, merge, paratext; ``orient`` needs the recognizer's orientation model, which an
 #: in-process recognizer loads lazily on the same actor).
-LAYOUT_STAGES = STAGES[: STAGES.index("recognise")]
-#: Stages run where the recognizer is: ``recognise`` and everything after it.
-RECOGNITION_STAGES = STAGES[STAGES.index("recognise") :]
+LAYOUT_STAGES = tuple(s for s in STAGES if not s.recognition)
+#: Stages run where the recognizer is: those that declare themselves part of recognition.
+RECOGNITION_STAGES = tuple(s for s in STAGES if s.recognition)
 
 
 @dataclass
@@ -85,12 +85,11 @@ class PageWorker:
             self.parser.recognizer.probe()
         return os.getpid()
 
-    def _run(self, state: PageState, names: tuple[str, ...], timings: dict[str, float]) -> None:
-        for name, stage in self.parser.stages():
-            if name in names:
-                t = time.perf_counter()
-                stage(state)
-                timings[name] = time.perf_counter() - t
+    def _run(self, state: PageState, stages: tuple[Stage, ...], timings: dict[str, float]) -> None:
+        for stage in stages:
+            t = time.perf_counter()
+            stage(self.parser, state)
+            timings[stage.name] = time.perf_counter() - t
 
     def layout(self, rendered: Rendered, paths: OutputPaths) -> LaidOut:
         """Run :data:`LAYOUT_STAGES` on a rendered page."""
@@ -98,7 +97,7 @@ class PageWorker:
         self._run(out.state, LAYOUT_STAGES, out.timings)
         return out
 
-    def recognise(self, laid_out: LaidOut) -> PageResult:
+    def recognize(self, laid_out: LaidOut) -> PageResult:
         """Run :data:`RECOGNITION_STAGES`; the result's timings hold every stage, ``total``
         (their sum) and ``render``."""
         timings = dict(laid_out.timings)
@@ -113,7 +112,7 @@ class PageWorker:
 
     def page(self, rendered: Rendered, paths: OutputPaths) -> PageResult:
         """Every stage on this actor (in-process CPU recognizers: no second hop for the image)."""
-        return self.recognise(self.layout(rendered, paths))
+        return self.recognize(self.layout(rendered, paths))
 
     def close(self) -> None:
         """Free the engines (threads, connections, models)."""

@@ -12,7 +12,7 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
    fonts) and the recognizer returns LaTeX, or (not for formulas) more than
    :data:`BLOCK_BAD_LIMIT` of its characters are unfaithful. Table blocks become
    ``<table>`` HTML (:mod:`ocrstack.parsing.tables.born_digital`).
-3. :func:`recognise_rest` reads the routed blocks: a block with layer glyphs line by line at
+3. :func:`recognize_rest` reads the routed blocks: a block with layer glyphs line by line at
    the glyphs' line boxes (plain-text recognizers), the others with the recognizer's
    ``recognize_only``: rapidocr reads each block's crop (a whole-page read would cost as much
    as the OCR path), a cropping recognizer (openai) gets the blocks as usual.
@@ -46,7 +46,7 @@ __all__ = [
     "fill_blocks",
     "printable",
     "read_page",
-    "recognise_rest",
+    "recognize_rest",
     "usable",
 ]
 
@@ -202,7 +202,7 @@ def fill_blocks(
     return filled, rest
 
 
-def recognise_rest(
+def recognize_rest(
     page: PageImage,
     blocks: list[Block],
     recognizer: Recognizer,
