@@ -1,6 +1,6 @@
 """Headings the layout model read as text are found from the text layer's fonts
 (:mod:`ocrstack.parsing.textlayer.headings`), and a title that is a contents entry is text
-(:func:`ocrstack.parsing.recognition.lines.assign_lines`)."""
+(:func:`ocrstack.parsing.lines.assign.assign_lines`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ocrstack.cli import main
-from ocrstack.parsing.recognition.lines import Line, assign_lines
+from ocrstack.parsing.lines.assign import Line, assign_lines
 from ocrstack.parsing.textlayer import headings
 from ocrstack.parsing.types import Block, Category
 

@@ -16,8 +16,8 @@ import pytest
 
 from ocrstack.parsing.assembly.markdown import render_document, render_page, summary
 from ocrstack.parsing.assembly.paragraphs import Vocabulary, join_rows
+from ocrstack.parsing.lines.assign import SENTENCE_END, Line, assign_lines, join_lines
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.recognition.lines import SENTENCE_END, Line, assign_lines, join_lines
 from ocrstack.parsing.types import Block, Category
 
 markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py renders the checks")

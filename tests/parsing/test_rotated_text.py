@@ -1,5 +1,5 @@
 """Text boxes written at 90, 180 and 270 degrees (issue 11 item 4): each box is read in its own
-frame and stays together (:mod:`ocrstack.parsing.recognition.rotated`); the text layer gives
+frame and stays together (:mod:`ocrstack.parsing.lines.rotated`); the text layer gives
 each character its direction (:func:`ocrstack.parsing.textlayer.extract.direction`)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pypdfium2.raw as raw
 import pytest
 
 from ocrstack.cli import main
-from ocrstack.parsing.recognition import rotated
-from ocrstack.parsing.recognition.lines import Line, join_lines
+from ocrstack.parsing.lines import rotated
+from ocrstack.parsing.lines.assign import Line, join_lines
 from ocrstack.parsing.textlayer.extract import direction, page_text
 from ocrstack.parsing.textlayer.lines import build_lines
 

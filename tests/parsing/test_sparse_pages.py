@@ -23,11 +23,11 @@ from PIL import Image, ImageDraw, ImageFont
 
 from ocrstack.parsing.assembly.markdown import render_page
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
+from ocrstack.parsing.lines.assign import Line
+from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.recognition.lines import Line
 from ocrstack.parsing.recognition.rapidocr import RETRY_SCALE, RapidOcrRecognizer
-from ocrstack.parsing.recognition.titles import promote_title_headers
 from ocrstack.parsing.types import Block, Category, PageImage
 
 SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")

@@ -206,7 +206,7 @@ def test_zh_debian_ruled_table_joins_wrapped_cells(corpus):
 
 def test_ocr_lines_of_a_table_block_become_a_table_but_not_a_page_sized_one():
     """The embedded OCR path (no structured recognizer): a table block's lines are laid on a grid."""
-    from ocrstack.parsing.recognition.lines import Line, assign_lines
+    from ocrstack.parsing.lines.assign import Line, assign_lines
     from ocrstack.parsing.types import Block, Category
 
     cells = [

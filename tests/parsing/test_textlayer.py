@@ -283,7 +283,7 @@ def test_layer_lines_hold_every_word_of_the_dev_pages_in_stream_order(corpus):
 def test_page_numbers_beside_page_numbers_join_once():
     """Layer lines split at wide gaps, so a contents row can hold two number lines; joining the
     left one into its neighbour first must not make the right one's join fail (ValueError)."""
-    from ocrstack.parsing.recognition.lines import Line, merge_toc_numbers
+    from ocrstack.parsing.lines.assign import Line, merge_toc_numbers
 
     rows = [("Intro", "3", "4"), ("Usage", "6", "5")]
     lines = []

@@ -39,10 +39,10 @@ from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.geometry import clip, pad
 from ocrstack.parsing.layout.merge import merge_overlaps
+from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions, TextLayerMode, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.parsing.reading_order import order_blocks
-from ocrstack.parsing.recognition.titles import promote_title_headers
 from ocrstack.parsing.textlayer import stage as textlayer
 from ocrstack.parsing.textlayer.extract import PageText
 from ocrstack.parsing.textlayer.soundness import Verdict

@@ -1,7 +1,7 @@
 """Readable paragraphs from recognised block text (issue 10 item 8).
 
 A block's text comes with one row per line and a blank line between its paragraphs
-(:func:`ocrstack.parsing.recognition.lines.join_lines` decides the breaks from line geometry; a
+(:func:`ocrstack.parsing.lines.assign.join_lines` decides the breaks from line geometry; a
 cropping recognizer's answer keeps its own blank lines). Here the rows of one paragraph are
 joined for Markdown:
 
@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ocrstack.parsing.recognition.lines import LIST_MARK, SENTENCE_END
+from ocrstack.parsing.lines.assign import LIST_MARK, SENTENCE_END
 
 #: First parts of English compounds that keep their hyphen (Chicago Manual of Style, 17th ed.,
 #: 7.89 hyphenation guide: "all-", "cross-", "ex-", "half-", "quasi-", "self-" compounds are
@@ -112,7 +112,7 @@ def paragraphs(text: str) -> list[list[str]]:
 
 def continues(prev: str, nxt: str) -> bool:
     """True when paragraph ``nxt`` goes on from ``prev`` (both raw text): ``prev`` does not end with
-    sentence punctuation (:data:`~ocrstack.parsing.recognition.lines.SENTENCE_END`) and ``nxt``
+    sentence punctuation (:data:`~ocrstack.parsing.lines.assign.SENTENCE_END`) and ``nxt``
     starts with a lowercase letter (its first letter or digit, after any punctuation such as a
     backslash or an opening bracket); list items never continue."""
     prev, nxt = prev.rstrip(), nxt.lstrip()

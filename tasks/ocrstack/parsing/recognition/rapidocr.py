@@ -34,9 +34,7 @@ from PIL import Image
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import pad
-from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.recognition import rapidocr_engine, rapidocr_openvino
-from ocrstack.parsing.recognition.lines import (
+from ocrstack.parsing.lines.assign import (
     FALLBACK_WARNING,
     Line,
     assign_lines,
@@ -44,6 +42,8 @@ from ocrstack.parsing.recognition.lines import (
     join_lines,
     promote_title_lines,
 )
+from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.recognition import rapidocr_engine, rapidocr_openvino
 from ocrstack.parsing.recognition.reread import RETRY_SCALE, RereadMixin
 from ocrstack.parsing.types import Block, PageImage
 

@@ -17,8 +17,8 @@ from PIL import Image
 
 from ocrstack.parsing import geometry
 from ocrstack.parsing.geometry import covered
-from ocrstack.parsing.recognition.lines import Line, assign_lines
-from ocrstack.parsing.recognition.titles import ink_rows
+from ocrstack.parsing.lines.assign import Line, assign_lines
+from ocrstack.parsing.lines.titles import ink_rows
 from ocrstack.parsing.types import Block, Category, PageImage
 
 #: A page on which the whole-page pass finds no text line is read again at this scale (issue 10
@@ -91,7 +91,7 @@ class RereadMixin:
         (less than half inside the block) are dropped.
 
         Read again: a block of a category in :data:`REREAD` that got no text, or that got fewer
-        rows than it has rows of ink (:func:`~ocrstack.parsing.recognition.titles.ink_rows`)
+        rows than it has rows of ink (:func:`~ocrstack.parsing.lines.titles.ink_rows`)
         when those are at most ``REREAD_MAX_ROWS``. Only crop lines the whole-page pass did not
         read are new (a crop line mostly inside one of ``lines``, the page's lines, is dropped:
         a neighbouring block that took that line keeps it, nothing is written twice); the block

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ocrstack.parsing.geometry import covered
-from ocrstack.parsing.recognition.lines import Line
+from ocrstack.parsing.lines.assign import Line
 from ocrstack.parsing.types import Block, Category
 
 #: Longest heading promoted (characters): a section title, not a sentence.

@@ -4,8 +4,8 @@ A line is a run of characters in content-stream order that stays on one baseline
 character overlaps the run's last one by at least :data:`SAME_LINE_OVERLAP` of the smaller
 height (or width, for text set top-to-bottom) and is at most :data:`MAX_GAP` character heights
 away from it. PDFium's generated line breaks also end a line; its generated spaces become
-one space. The lines are :class:`ocrstack.parsing.recognition.lines.Line` objects (score 1.0)
-so that :func:`ocrstack.parsing.recognition.lines.assign_lines` gives them to layout
+one space. The lines are :class:`ocrstack.parsing.lines.assign.Line` objects (score 1.0)
+so that :func:`ocrstack.parsing.lines.assign.assign_lines` gives them to layout
 blocks and orders them with the same reading-order code as OCR lines.
 
 Characters a caller marks unusable (hidden, or unfaithful in a block read from the layer)
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ocrstack.parsing.geometry import union
-from ocrstack.parsing.recognition.lines import Line
+from ocrstack.parsing.lines.assign import Line
 from ocrstack.parsing.textlayer.extract import Char
 from ocrstack.parsing.types import BBox
 
@@ -79,7 +79,7 @@ def build_lines(
         t = "".join(text).strip()
         turn = max(turns, key=lambda d: (turns[d], d == 0)) if turns else 0
         if t and boxes:
-            # the direction as the OCR path records it (recognition.rotated.direction)
+            # the direction as the OCR path records it (lines.rotated.direction)
             vertical, flipped = turn in (90, 270), turn in (180, 270)
             lines.append(Line(bbox=union(boxes), text=t, score=1.0, vertical=vertical, flipped=flipped))
             if fonts_out is not None:

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from ocrstack.parsing.geometry import pad
-from ocrstack.parsing.recognition.lines import Line
+from ocrstack.parsing.lines.assign import Line
 from ocrstack.parsing.textlayer.extract import PageText
 from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
 from ocrstack.parsing.textlayer.soundness import (

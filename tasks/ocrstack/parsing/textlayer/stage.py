@@ -30,8 +30,8 @@ import numpy as np
 
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection
+from ocrstack.parsing.lines.assign import assign_lines
 from ocrstack.parsing.options import TextLayerMode
-from ocrstack.parsing.recognition.lines import assign_lines
 from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
 from ocrstack.parsing.textlayer import headings
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text

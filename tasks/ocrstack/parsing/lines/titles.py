@@ -3,7 +3,7 @@
 Runs in the page's ``paratext`` stage (:mod:`ocrstack.parsing.stages`) before any recognizer,
 so a cropping recognizer (openai) is sent the title instead of skipping it as paratext. The
 line-height rule for whole-page line readers stays in
-:func:`ocrstack.parsing.recognition.lines.promote_title_lines`.
+:func:`ocrstack.parsing.lines.assign.promote_title_lines`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ocrstack.parsing.types import BBox, Block, Category
 #: running heads and page numbers 0.78-1.33x (bzip2 1.26, Debian reference 1.33); the
 #: "CUI (when filled in)" banner of odd_encrypted_owner_only_dd0293 1.62x, a marking, not a
 #: title; the en_multicol_pari_refcard title only 1.17x (bold 12 pt over 9 pt: left to the
-#: line rule of :func:`ocrstack.parsing.recognition.lines.promote_title_lines`).
+#: line rule of :func:`ocrstack.parsing.lines.assign.promote_title_lines`).
 TITLE_INK_RATIO = 1.8
 #: A title block starts in this top share of the first page ("high on page 1", issue 10 item 7).
 TITLE_TOP_SHARE = 0.25
@@ -87,7 +87,8 @@ def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: i
         return []
     lh = float(median(body))
     high = (
-        b for b in sorted(blocks, key=lambda x: x.bbox[1])
+        b
+        for b in sorted(blocks, key=lambda x: x.bbox[1])
         if b.category is Category.HEADER and b.bbox[1] <= TITLE_TOP_SHARE * image.height
     )
     measured = ((b, ink_line_height(gray, b.bbox)) for b in high)

@@ -40,7 +40,7 @@ GLYPH_CHARS = 2
 VERTICAL_GLYPH_CHARS = 5
 
 
-def direction(ln: Any) -> int:  # noqa: ANN401 - a Line (recognition.lines imports this module)
+def direction(ln: Any) -> int:  # noqa: ANN401 - a Line (lines.assign imports this module)
     """Degrees clockwise the text of ``ln`` is turned on the page: 0, 90, 180 or 270."""
     if ln.vertical:
         return 270 if ln.flipped else 90

@@ -1,8 +1,9 @@
-"""Recognised text lines and their assignment to layout blocks (whole-page readers).
+"""Text lines and their assignment to layout blocks (whole-page readers).
 
 Used by the ``rapidocr`` recognizer (:mod:`ocrstack.parsing.recognition.rapidocr`), which reads
 the whole page once, and by the PDF text layer, whose words become lines: every line goes to
-exactly one layout block, lines no block covers become ``recovered`` blocks.
+exactly one layout block, lines no block covers become ``recovered`` blocks. Assembly joins
+paragraphs by the same sentence and list rules (:data:`SENTENCE_END`, :data:`LIST_MARK`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 from statistics import median
 
 from ocrstack.parsing.geometry import area, covered, union
+from ocrstack.parsing.lines import rotated
+from ocrstack.parsing.lines.titles import promote_headers
 from ocrstack.parsing.reading_order import order_lines
-from ocrstack.parsing.recognition import rotated
-from ocrstack.parsing.recognition.titles import promote_headers
 from ocrstack.parsing.tables.grid import table_from_lines
 from ocrstack.parsing.types import BBox, Block, Category
 
@@ -53,7 +54,7 @@ FALLBACK_WARNING = {
 class Line:
     """One recognised text line: axis-aligned ``bbox`` in page pixels, ``text``, ``score`` 0..1.
 
-    ``vertical`` / ``flipped``: the line's direction (:func:`ocrstack.parsing.recognition.rotated.direction`).
+    ``vertical`` / ``flipped``: the line's direction (:func:`ocrstack.parsing.lines.rotated.direction`).
     OCR: the detected box was taller than wide (text runs top-bottom) / the 180-degree reading
     scored higher than the upright one; text layer: its characters' direction.
     """
@@ -229,7 +230,7 @@ def join_lines(lines: list[Line], columns: bool = True) -> str:
     page number read as a line of its own stays on its entry's row (:func:`merge_toc_numbers`),
     and a label of stacked single characters is one word (:func:`stacked_characters`). Lines
     written at 90, 180 or 270 degrees are read box by box in their own frame and are rows of
-    their own (:func:`ocrstack.parsing.recognition.rotated.collapse`).
+    their own (:func:`ocrstack.parsing.lines.rotated.collapse`).
     """
     if not lines:
         return ""
