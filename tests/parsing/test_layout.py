@@ -130,7 +130,7 @@ def test_openvino_f32_layout_gives_onnxruntimes_blocks_on_corpus_pages(corpus):
 
 
 def test_without_openvino_the_layout_runs_on_onnxruntime(monkeypatch):
-    from ocrstack.parsing import ov_session
+    from ocrstack.parsing.engines import ov_session
     from ocrstack.parsing.layout.rapid import RapidLayoutProvider
 
     monkeypatch.setattr(ov_session, "core", lambda: None)

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ocrstack.client import dispatch, routing
 from ocrstack.core import options as opt
-from ocrstack.parsing import kinds
+from ocrstack.parsing.engines import kinds
 from ocrstack.versions.endpoints import default_model, default_server_url
 
 #: Environment variable naming the layout checkpoint / inference directory (issue 3).

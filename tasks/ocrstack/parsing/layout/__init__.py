@@ -1,6 +1,6 @@
 """Layout providers behind one interface (:class:`ocrstack.parsing.engines.LayoutProvider`), chosen by kind.
 
-Each kind maps to ``module:factory`` in :mod:`ocrstack.parsing.kinds`; the factory takes
+Each kind maps to ``module:factory`` in :mod:`ocrstack.parsing.engines.kinds`; the factory takes
 :class:`ocrstack.parsing.options.ParseOptions`
 and returns a provider. Modules are imported only when chosen, so a missing
 optional engine (paddlex, transformers) only matters for the kind that needs it.
@@ -8,9 +8,8 @@ optional engine (paddlex, transformers) only matters for the kind that needs it.
 
 from __future__ import annotations
 
-from ocrstack.parsing import registry
-from ocrstack.parsing.engines import LayoutProvider
-from ocrstack.parsing.kinds import LAYOUTS
+from ocrstack.parsing.engines import LayoutProvider, registry
+from ocrstack.parsing.engines.kinds import LAYOUTS
 from ocrstack.parsing.options import ParseOptions
 
 __all__ = ["LAYOUTS", "create"]
@@ -19,7 +18,7 @@ __all__ = ["LAYOUTS", "create"]
 def create(kind: str, options: ParseOptions) -> LayoutProvider:
     """Return the layout provider for ``kind``.
 
-    ``kind`` must be in :mod:`ocrstack.parsing.kinds` (checked by
+    ``kind`` must be in :mod:`ocrstack.parsing.engines.kinds` (checked by
     :func:`ocrstack.parsing.options.validate`).
     """
     return registry.create(LAYOUTS, kind, options)

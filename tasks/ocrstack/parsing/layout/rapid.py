@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ocrstack.core.errors import ConfigError
-from ocrstack.parsing import ov_session
-from ocrstack.parsing.engines import LayoutProvider
+from ocrstack.parsing.engines import LayoutProvider, ov_session
 from ocrstack.parsing.layout.labels import normalise
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, PageImage

@@ -34,7 +34,7 @@ import logging
 
 import numpy as np
 
-from ocrstack.parsing import ov_session
+from ocrstack.parsing.engines import ov_session
 
 log = logging.getLogger("ocrstack.rapidocr")
 
@@ -68,7 +68,7 @@ def runtime_name(runtime: str) -> str:
 
 class RecSession(ov_session.OvSession):
     """Callable like rapidocr's ``OrtInferSession``: one float32 NCHW batch of line crops in, the
-    logits out; an :class:`~ocrstack.parsing.ov_session.OvSession` in bf16."""
+    logits out; an :class:`~ocrstack.parsing.engines.ov_session.OvSession` in bf16."""
 
     def __init__(self, core, model_path: str, streams: int) -> None:  # noqa: ANN001 - openvino.Core
         super().__init__(core, model_path, streams, "bf16", np.zeros((1, 3, 48, 320), np.float32))

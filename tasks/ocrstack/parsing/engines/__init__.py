@@ -10,11 +10,15 @@ read these attributes; they never compare engine kinds as strings or look hooks 
    what differs from the defaults below, with a ``create(options: ParseOptions)`` factory that
    takes its settings out of the options (e.g. ``OpenAIOptions.of(options)``);
 2. add ``"<kind>": "ocrstack.parsing.<layout|recognition>.<kind>:create"`` to ``LAYOUTS`` or
-   ``RECOGNIZERS`` in :mod:`ocrstack.parsing.kinds`.
+   ``RECOGNIZERS`` in :mod:`ocrstack.parsing.engines.kinds`.
 
 New engine options are declared once in :mod:`ocrstack.parsing.options` (in an
 :class:`~ocrstack.parsing.options.EngineOptions` subclass that ``ParseOptions`` inherits); the CLI
 flag, validation, HTTP form field and cache key follow from the declaration.
+
+Beside the protocol: :mod:`.kinds` (the kind -> factory tables), :mod:`.registry` (the one lookup
+that imports an engine only when chosen) and :mod:`.ov_session` (the OpenVINO runtime that
+rapid-layout and rapidocr share).
 """
 
 from __future__ import annotations
