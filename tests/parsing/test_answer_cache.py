@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ocrstack.client import chat_body, tiny_png
-from ocrstack.parsing.recognition.answers import AnswerCache, request_key
+from ocrstack.parsing.recognition.openai.answers import AnswerCache, request_key
 
 
 def test_same_body_same_key_any_change_another() -> None:

@@ -144,7 +144,7 @@ def test_paratext_is_set_aside_only_for_crop_readers():
 
 
 def test_cache_key_fields_come_from_the_engines():
-    from ocrstack.parsing.recognition.openai import OpenAIRecognizer
+    from ocrstack.parsing.recognition.openai.recognizer import OpenAIRecognizer
 
     opts = ParseOptions(inputs=(), recognizer="openai", max_tokens=10)
     assert outputs.settings(opts)["max_tokens"] is None

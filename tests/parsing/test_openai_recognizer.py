@@ -22,7 +22,7 @@ from PIL import Image
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.parsing.options import OpenAIOptions, ParseOptions
 from ocrstack.parsing.recognition import create as create_recognizer
-from ocrstack.parsing.recognition.openai import OpenAIRecognizer, crop_box
+from ocrstack.parsing.recognition.openai.recognizer import OpenAIRecognizer, crop_box
 from ocrstack.parsing.types import Block, Category, PageImage
 from ocrstack.serving.process import free_port  # a port nothing listens on (bound, then closed)
 from ocrstack.testing.fake_openai import FakeOpenAIServer

@@ -17,8 +17,8 @@ from ocrstack.core.errors import UsageError
 from ocrstack.parsing import outputs
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.recognition.openai import OpenAIRecognizer
-from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
+from ocrstack.parsing.recognition.openai.recognizer import OpenAIRecognizer
+from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
 from ocrstack.parsing.types import Block, Category
 
 
@@ -186,7 +186,7 @@ def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: 
 
 def test_page_code_covers_the_parsing_modules_and_data():
     names = [n for n, _ in outputs._module_sources("ocrstack.parsing")]
-    assert "ocrstack.parsing.stages" in names and "ocrstack.parsing.recognition.openai" in names
+    assert "ocrstack.parsing.stages" in names and "ocrstack.parsing.recognition.openai.recognizer" in names
     data = [n for n, _ in outputs._data_files("ocrstack", "data/prompts")]
     assert data and all(n.startswith("ocrstack/data/prompts/") for n in data)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack.core.errors import InputError, UsageError
-from ocrstack.parsing.recognition import prompts
+from ocrstack.parsing.recognition.openai import prompts
 from ocrstack.parsing.types import Category
 
 GUIDE = "seeds/000_a6ffb5c9f36940fa.txt"

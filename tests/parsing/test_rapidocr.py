@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from ocrstack.bench.metrics import tokens, word_recall
-from ocrstack.parsing.recognition.rapidocr import (
+from ocrstack.parsing.recognition.rapidocr.recognizer import (
     FALLBACK_WARNING,
     Line,
     RapidOcrRecognizer,
@@ -176,12 +176,12 @@ def test_embedded_models_load_and_run_without_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     from ocrstack.parsing.layout.rapid import RapidLayoutProvider
-    from ocrstack.parsing.recognition import rapidocr_engine
+    from ocrstack.parsing.recognition.rapidocr import reading
 
     rec = RapidOcrRecognizer()
     eng = rec.engine()
     for stage in ("det", "cls", "rec"):
-        rapidocr_engine.stage_model(eng, stage)
+        reading.stage_model(eng, stage)
     assert rec.read_lines(Image.new("RGB", (300, 200), "white")) == []
     page = PageImage("x.png", 0, Image.new("RGB", (300, 400), "white"), None, "0" * 64)
     assert isinstance(RapidLayoutProvider().detect(page), list)

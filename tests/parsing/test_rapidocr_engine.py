@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ocrstack.parsing.recognition import rapidocr_engine as E
+from ocrstack.parsing.recognition.rapidocr import reading as E
 
 
 def test_probe_scale_is_the_probe_side_over_the_long_side_never_above_one():
@@ -49,7 +49,7 @@ def test_small_text_page_gets_a_second_detection_pass_and_is_read():
     import numpy as np
     from PIL import Image, ImageDraw, ImageFont
 
-    from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
 
     img = Image.new("RGB", (2340, 3300), "white")
     draw = ImageDraw.Draw(img)
@@ -108,7 +108,7 @@ def test_a_block_crop_is_detected_at_its_own_pixels_not_scaled_up_to_736(monkeyp
     pytest.importorskip("rapidocr")
     import numpy as np
 
-    from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
 
     rec = RapidOcrRecognizer()
     det = E.stage_model(rec.engine(), "det")
@@ -156,7 +156,7 @@ def test_a_crop_the_native_pass_reads_nothing_on_is_read_the_old_way(monkeypatch
     pytest.importorskip("rapidocr")
     from PIL import Image
 
-    from ocrstack.parsing.recognition.rapidocr import DET_MIN_SIDE, RapidOcrRecognizer
+    from ocrstack.parsing.recognition.rapidocr.recognizer import DET_MIN_SIDE, RapidOcrRecognizer
 
     rec = RapidOcrRecognizer()
     calls = []

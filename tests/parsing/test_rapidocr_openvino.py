@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ocrstack.parsing.recognition import rapidocr_openvino as V
+from ocrstack.parsing.recognition.rapidocr import openvino_rec as V
 
 
 def _no_openvino(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,7 +24,7 @@ def _no_openvino(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_onnxruntime_is_the_default():
     from ocrstack.parsing.options import ParseOptions
-    from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer, create
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer, create
 
     assert ParseOptions(inputs=()).ocr_runtime == "onnxruntime" == RapidOcrRecognizer().runtime
     assert V.rec_session("any.onnx", 2) is None
@@ -58,8 +58,8 @@ def test_build_without_openvino_uses_onnxruntime_sessions_for_every_model(monkey
     pytest.importorskip("rapidocr")
     import onnxruntime as ort
 
-    from ocrstack.parsing.recognition import rapidocr_engine as E
-    from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
+    from ocrstack.parsing.recognition.rapidocr import reading as E
+    from ocrstack.parsing.recognition.rapidocr.recognizer import _bundled_model_dir
 
     _no_openvino(monkeypatch)
     params = {"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())}
@@ -77,8 +77,8 @@ def test_openvino_bf16_reads_like_onnxruntime(monkeypatch):
     import numpy as np
     from PIL import Image, ImageDraw, ImageFont
 
-    from ocrstack.parsing.recognition import rapidocr_engine as E
-    from ocrstack.parsing.recognition.rapidocr import _bundled_model_dir
+    from ocrstack.parsing.recognition.rapidocr import reading as E
+    from ocrstack.parsing.recognition.rapidocr.recognizer import _bundled_model_dir
 
     params = {"Global.log_level": "warning", "Global.model_root_dir": str(_bundled_model_dir())}
     rec = E.stage_model(E.build(params, "openvino"), "rec")

@@ -130,7 +130,7 @@ def test_exam_choices_side_by_side_are_read_row_by_row_on_a_single_column_page()
 def test_figure_text_is_read_row_by_row():
     """tables_zh_debian_reference page 1: "Table 1.24" (device, descriptor, meaning) is
     labelled figure by rapid-layout; its lines are read row by row, not column by column."""
-    from ocrstack.parsing.recognition.rapidocr import Line, assign_lines
+    from ocrstack.parsing.recognition.rapidocr.recognizer import Line, assign_lines
 
     fig = Block((147, 1352, 1588, 1513), Category.FIGURE)
     cells = [["设备", "说明", "文件描述符"], ["stdin", "标准输入", "0"], ["stdout", "标准输出", "1"]]

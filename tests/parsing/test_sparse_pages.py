@@ -27,7 +27,7 @@ from ocrstack.parsing.lines.assign import Line
 from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.recognition.rapidocr import RETRY_SCALE, RapidOcrRecognizer
+from ocrstack.parsing.recognition.rapidocr.recognizer import RETRY_SCALE, RapidOcrRecognizer
 from ocrstack.parsing.types import Block, Category, PageImage
 
 SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")

@@ -127,7 +127,7 @@ def test_text_outside_the_page_box_is_hidden(source, tmp_path):
 @pytest.mark.corpus
 def test_wrong_letters_are_caught_by_the_ocr_sample(source, tmp_path):
     """Every glyph maps to the next letter: all characters look valid, only OCR disagrees."""
-    from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
 
     read = RapidOcrRecognizer().read_line_crops
     page = _page(source)

@@ -16,7 +16,7 @@ from PIL import Image
 from ocrstack import cli
 from ocrstack.core.errors import InputError, LayoutAnswerError
 from ocrstack.parsing.layout import vlm_answer as va
-from ocrstack.parsing.recognition import prompts
+from ocrstack.parsing.recognition.openai import prompts
 from ocrstack.testing.fake_openai import FakeOpenAIServer, prompt_replay, request_prompt
 
 

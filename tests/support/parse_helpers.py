@@ -15,7 +15,7 @@ from ocrstack.parsing import documents
 from ocrstack.parsing.assembly.markdown import render_page
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.recognition.rapidocr import RapidOcrRecognizer
+from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
 from ocrstack.parsing.stages import Parser
 
 MEMO: dict = {}

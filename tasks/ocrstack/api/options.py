@@ -115,7 +115,7 @@ def from_form(
 
 
 def _builtin_prompts(name: str) -> None:
-    from ocrstack.parsing.recognition import prompts as prompt_sets
+    from ocrstack.parsing.recognition.openai import prompts as prompt_sets
 
     if name not in prompt_sets.builtin_names():
         raise UsageError(

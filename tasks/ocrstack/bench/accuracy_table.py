@@ -95,8 +95,8 @@ class BeforeIssue11:
         from rapidocr.ch_ppocr_rec import TextRecInput
         from rapidocr.utils.process_img import get_rotate_crop_image
 
-        from ocrstack.parsing.recognition import rapidocr as r
-        from ocrstack.parsing.recognition import rapidocr_engine
+        from ocrstack.parsing.recognition.rapidocr import reading
+        from ocrstack.parsing.recognition.rapidocr import recognizer as r
 
         class Before(r.RapidOcrRecognizer):
             @property
@@ -125,11 +125,11 @@ class BeforeIssue11:
                 polys = [np.asarray(b, dtype=np.float32) for b in out.boxes]
                 texts, scores = list(out.txts), [float(s) for s in out.scores]
                 crops = [get_rotate_crop_image(arr, p.copy()) for p in polys]
-                cls = rapidocr_engine.stage_model(eng, "cls")(crops).cls_res
+                cls = reading.stage_model(eng, "cls")(crops).cls_res
                 flip = [i for i, (label, _) in enumerate(cls) if str(label) == "180"]
                 flipped = [False] * len(texts)
                 if flip:
-                    rr = rapidocr_engine.stage_model(eng, "rec")(
+                    rr = reading.stage_model(eng, "rec")(
                         TextRecInput(img=[np.ascontiguousarray(np.rot90(crops[i], 2)) for i in flip])
                     )
                     for j, i in enumerate(flip):
@@ -229,7 +229,8 @@ def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict
         cell = table[method].setdefault(language(pdf), Cell())
         cell.pages.append((m.word_recall(gold, text), precision, m.sequence_similarity(gold, text), seconds))
 
-    from ocrstack.parsing.recognition import rapidocr, rapidocr_openvino
+    from ocrstack.parsing.recognition.rapidocr import openvino_rec as rapidocr_openvino
+    from ocrstack.parsing.recognition.rapidocr import recognizer as rapidocr
 
     runs = [("auto", None), ("off", None), ("off, before", BeforeIssue11.make())]
     if rapidocr_openvino.runtime_name("openvino") == "openvino-bf16":

@@ -15,7 +15,7 @@ def _warm_imports() -> None:
     """Import the pipeline's modules before timing: interpreter start-up is not per-page overhead."""
     import ocrstack.parsing.layout.whole_page  # noqa: F401
     import ocrstack.parsing.pipeline  # noqa: F401
-    import ocrstack.parsing.recognition.openai  # noqa: F401
+    import ocrstack.parsing.recognition.openai.recognizer  # noqa: F401
 
 
 def overhead_rows(opts: BenchOptions, work: Path) -> list[Row]:
@@ -50,7 +50,7 @@ def _client_cpu_rows(pdf: Path, opts: BenchOptions) -> list[Row]:
     from ocrstack.parsing import documents
     from ocrstack.parsing.layout.whole_page import WholePage
     from ocrstack.parsing.options import OpenAIOptions
-    from ocrstack.parsing.recognition.openai import OpenAIRecognizer
+    from ocrstack.parsing.recognition.openai.recognizer import OpenAIRecognizer
 
     rec = OpenAIRecognizer(OpenAIOptions(server_urls=("http://127.0.0.1:9",), model="minicpm-ocr"))
     render = encode = 0.0

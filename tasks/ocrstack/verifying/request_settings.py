@@ -46,7 +46,7 @@ def request_settings_check(blocks: Path) -> Check | None:
     when the set has none of them or cannot be read.
 
     The prompt file is read as data here (verify does not import the parse stage); its shape is
-    validated by :mod:`ocrstack.parsing.recognition.prompts` when a parse loads it.
+    validated by :mod:`ocrstack.parsing.recognition.openai.prompts` when a parse loads it.
     """
     name = prompt_set_of(blocks)
     path = _prompt_file(name) if name else None

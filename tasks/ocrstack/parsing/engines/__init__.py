@@ -6,11 +6,12 @@ read these attributes; they never compare engine kinds as strings or look hooks 
 ``getattr``. So **adding an engine is one module plus one registry line**:
 
 1. write ``ocrstack/parsing/layout/<kind>.py`` (a :class:`LayoutProvider` subclass) or
-   ``ocrstack/parsing/recognition/<kind>.py`` (a :class:`Recognizer` subclass), overriding only
-   what differs from the defaults below, with a ``create(options: ParseOptions)`` factory that
-   takes its settings out of the options (e.g. ``OpenAIOptions.of(options)``);
-2. add ``"<kind>": "ocrstack.parsing.<layout|recognition>.<kind>:create"`` to ``LAYOUTS`` or
-   ``RECOGNIZERS`` in :mod:`ocrstack.parsing.engines.kinds`.
+   ``ocrstack/parsing/recognition/<kind>/recognizer.py`` (a :class:`Recognizer` subclass; one
+   folder per recognizer, its helpers beside it), overriding only what differs from the defaults
+   below, with a ``create(options: ParseOptions)`` factory that takes its settings out of the
+   options (e.g. ``OpenAIOptions.of(options)``);
+2. add ``"<kind>": "<module>:create"`` to ``LAYOUTS`` or ``RECOGNIZERS`` in
+   :mod:`ocrstack.parsing.engines.kinds`.
 
 New engine options are declared once in :mod:`ocrstack.parsing.options` (in an
 :class:`~ocrstack.parsing.options.EngineOptions` subclass that ``ParseOptions`` inherits); the CLI

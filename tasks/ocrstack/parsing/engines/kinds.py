@@ -20,6 +20,6 @@ LAYOUTS: dict[str, str] = {
 
 #: Recognizers (:class:`ocrstack.parsing.engines.Recognizer`).
 RECOGNIZERS: dict[str, str] = {
-    "rapidocr": "ocrstack.parsing.recognition.rapidocr:create",
-    "openai": "ocrstack.parsing.recognition.openai:create",
+    "rapidocr": "ocrstack.parsing.recognition.rapidocr.recognizer:create",
+    "openai": "ocrstack.parsing.recognition.openai.recognizer:create",
 }

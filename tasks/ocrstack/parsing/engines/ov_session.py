@@ -6,7 +6,7 @@ OpenVINO reads the wheels' ONNX files as they are (no conversion, no download). 
   installed (it is in the ``sdk`` extra): the same boxes as ONNX Runtime to 1e-4 px at 1.4x less
   CPU a page;
 * the text recognizer in bfloat16, opt-in (``--ocr-runtime openvino``,
-  :mod:`ocrstack.parsing.recognition.rapidocr_openvino`).
+  :mod:`ocrstack.parsing.recognition.rapidocr.openvino_rec`).
 
 :func:`core` gives an ``openvino.Core`` (None when openvino does not import or its CPU
 plugin fails); :class:`OvSession` is one compiled model called from several threads.

@@ -39,7 +39,7 @@ IOU_THRESH = 0.5
 #: the shared 2-core machine at load 2.4, three runs each: threads that spin for a core
 #: another process (or the next page) holds cost more than they give. The pipeline keeps the
 #: other core busy with another page (the recognizer's ``workers``), as rapidocr's sessions do
-#: (:mod:`ocrstack.parsing.recognition.rapidocr_engine`).
+#: (:mod:`ocrstack.parsing.recognition.rapidocr.reading`).
 INTRA_OP_THREADS = 1
 #: OpenVINO requests run at once (one thread each): the pipeline's pages in flight, one per core.
 STREAMS = max(1, min(2, os.cpu_count() or 1))

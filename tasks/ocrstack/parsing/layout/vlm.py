@@ -32,7 +32,7 @@ from ocrstack.parsing.engines import LayoutProvider
 from ocrstack.parsing.layout import labels
 from ocrstack.parsing.layout.vlm_answer import parse_layout_answer, prepare_layout_image, to_page_pixels
 from ocrstack.parsing.options import OpenAIOptions, ParseOptions
-from ocrstack.parsing.recognition import prompts as prompt_sets
+from ocrstack.parsing.recognition.openai import prompts as prompt_sets
 from ocrstack.parsing.types import Block, PageImage
 
 #: Label table in data/layout_labels.yaml.

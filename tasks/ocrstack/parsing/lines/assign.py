@@ -1,6 +1,6 @@
 """Text lines and their assignment to layout blocks (whole-page readers).
 
-Used by the ``rapidocr`` recognizer (:mod:`ocrstack.parsing.recognition.rapidocr`), which reads
+Used by the ``rapidocr`` recognizer (:mod:`ocrstack.parsing.recognition.rapidocr.recognizer`), which reads
 the whole page once, and by the PDF text layer, whose words become lines: every line goes to
 exactly one layout block, lines no block covers become ``recovered`` blocks. Assembly joins
 paragraphs by the same sentence and list rules (:data:`SENTENCE_END`, :data:`LIST_MARK`).

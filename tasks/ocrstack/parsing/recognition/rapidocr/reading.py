@@ -3,7 +3,7 @@ orientation classifier only for lines whose reading is uncertain (issue 11 item 
 
 :func:`read_raw` replaces one ``rapidocr.RapidOCR.__call__`` plus a classifier pass over every
 crop. It drives rapidocr's own detector, classifier and recognizer objects (built once per
-:class:`~ocrstack.parsing.recognition.rapidocr.RapidOcrRecognizer`, i.e. once per process for a
+:class:`~ocrstack.parsing.recognition.rapidocr.recognizer.RapidOcrRecognizer`, i.e. once per process for a
 parser) and changes four things. Their sum is measured by ``ocrstack bench``
 (:mod:`ocrstack.bench.accuracy_table`, rows ``ocrstack off`` vs ``ocrstack off, before``, born-digital
 dev corpus, 18 pages, shared 2-core machine). Load 8-9, one stream: 4.76 vs 10.43 s/page English,
@@ -45,7 +45,7 @@ Recognition is 70% convolutions (ONNX Runtime profile) at ~48 ms CPU per crop. M
 2x target (same crops; CPU seconds, one stream, load 1-3): ONNX Runtime f32 24.2 s, OpenVINO f32
 26.2 s, dynamic int8 (MatMul) 23.1 s with 11 texts changed, static int8 convolutions 14.5 s with
 85 of 506 texts changed, OpenVINO bf16 17.4 s (two streams: 6.5 vs 11.5 s wall) with 9 changed.
-OpenVINO bf16 is opt-in (:mod:`~ocrstack.parsing.recognition.rapidocr_openvino`, which has why):
+OpenVINO bf16 is opt-in (:mod:`~ocrstack.parsing.recognition.rapidocr.openvino_rec`, which has why):
 with it, ``ocrstack off`` is 2.0x the pre-issue path on the dev corpus (load 1.5-2), without it
 1.57x English and 1.51x Chinese in the same run.
 """
@@ -61,7 +61,7 @@ from statistics import median
 
 import numpy as np
 
-#: the recognizer's logger (:mod:`ocrstack.parsing.recognition.rapidocr`)
+#: the recognizer's logger (:mod:`ocrstack.parsing.recognition.rapidocr.recognizer`)
 log = logging.getLogger("ocrstack.rapidocr")
 
 #: Max side (px) of the first detection pass. Issue 11: 1280 detects as well as 2000 on
@@ -146,7 +146,7 @@ def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidoc
     loaded now and run on sessions made with :func:`session_options` (rapidocr exposes only
     thread counts and the arena in its config, not spinning); the recognizer runs on OpenVINO in
     bf16 instead when ``runtime`` is ``openvino`` (``--ocr-runtime``) and
-    :func:`~ocrstack.parsing.recognition.rapidocr_openvino.rec_session` gives a session. Call once
+    :func:`~ocrstack.parsing.recognition.rapidocr.openvino_rec.rec_session` gives a session. Call once
     per recognizer.
 
     Raises:
@@ -155,16 +155,16 @@ def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidoc
     import onnxruntime as ort
     from rapidocr import RapidOCR
 
-    from ocrstack.parsing.recognition import rapidocr_openvino
+    from ocrstack.parsing.recognition.rapidocr import openvino_rec
 
     engine = RapidOCR(params=params)
     opts = session_options()
     rec = stage_model(engine, "rec")
-    ov_rec = rapidocr_openvino.rec_session(rec.session.session._model_path, REC_STREAMS, runtime)
+    ov_rec = openvino_rec.rec_session(rec.session.session._model_path, REC_STREAMS, runtime)
     for model in (stage_model(engine, "det"), stage_model(engine, "cls"), rec):
         wrapper = model.session  # rapidocr's OrtInferSession; .session is the InferenceSession
         if model is rec and ov_rec is not None:
-            model.session = ov_rec  # OpenVINO bf16 (rapidocr_openvino); the dictionary is read already
+            model.session = ov_rec  # OpenVINO bf16 (openvino_rec); the dictionary is read already
             continue
         path = wrapper.session._model_path
         wrapper.session = ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])

@@ -43,8 +43,8 @@ from ocrstack.parsing.lines.assign import (
     promote_title_lines,
 )
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.recognition import rapidocr_engine, rapidocr_openvino
-from ocrstack.parsing.recognition.reread import RETRY_SCALE, RereadMixin
+from ocrstack.parsing.recognition.rapidocr import openvino_rec, reading
+from ocrstack.parsing.recognition.rapidocr.reread import RETRY_SCALE, RereadMixin
 from ocrstack.parsing.types import Block, PageImage
 
 __all__ = [
@@ -135,7 +135,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         """``memo``: optional dict shared between instances that remembers each page's
         orientation and lines by (input sha256, page index, DPI, size), so the same page is
         read once per process (tests compare layouts on the same OCR). ``runtime``: the text
-        model's runtime (``--ocr-runtime``, :mod:`~ocrstack.parsing.recognition.rapidocr_openvino`)."""
+        model's runtime (``--ocr-runtime``, :mod:`~ocrstack.parsing.recognition.rapidocr.openvino_rec`)."""
         self.min_score = min_score
         self.runtime = runtime
         self._runtime_name: str | None = None
@@ -165,7 +165,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         per recognizer: asking OpenVINO builds a ``Core`` and may log a fallback warning, and
         blocks.json asks per document."""
         if self._runtime_name is None:
-            self._runtime_name = rapidocr_openvino.runtime_name(self.runtime)
+            self._runtime_name = openvino_rec.runtime_name(self.runtime)
         return self._runtime_name
 
     def engine(self):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
@@ -194,7 +194,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
                 "reinstall rapidocr from PyPI (the wheel ships PP-OCR det/rec/cls models)",
             )
         params = {"Global.log_level": "warning", "Global.model_root_dir": str(model_dir)}
-        engine = rapidocr_engine.build(params, self.runtime)  # sessions set once (issue 11)
+        engine = reading.build(params, self.runtime)  # sessions set once (issue 11)
         quiet_rapidocr_warnings()
         return engine
 
@@ -203,14 +203,14 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         """Detect and recognise every text line of ``image`` (RGB); bboxes in its pixels.
 
         ``region``: ``image`` is a block's crop, detected at its own pixels
-        (:func:`~ocrstack.parsing.recognition.rapidocr_engine.detect_region`). Lines scoring
+        (:func:`~ocrstack.parsing.recognition.rapidocr.reading.detect_region`). Lines scoring
         below ``min_score`` (rapidocr's default 0.5) are dropped.
         """
         arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])  # rapidocr wants BGR
         eng = self.engine()
         with self._lock:
             # detection sized by text height, classifier only for unsure lines (issue 11)
-            raw = rapidocr_engine.read_raw(eng, arr, region=region)
+            raw = reading.read_raw(eng, arr, region=region)
         polys, texts, scores, flipped = raw.polys, raw.texts, raw.scores, raw.flipped
         lines = []
         for p, t, s, f in zip(polys, texts, scores, flipped, strict=True):
@@ -380,7 +380,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
     def read_line_crops(self, crops: list[Image.Image]) -> list[str]:
         """Text of each single-line crop with the text recognizer alone (no detection): the
         text layer's OCR sample and glyph lines, whose boxes are the layer's lines. Each crop
-        is its own batch (:func:`~ocrstack.parsing.recognition.rapidocr_engine.recognize_each`).
+        is its own batch (:func:`~ocrstack.parsing.recognition.rapidocr.reading.recognize_each`).
 
         Not under the recognizer's lock: ONNX Runtime's ``run`` is thread-safe and rapidocr's
         ``TextRecognizer`` keeps no per-call state, and waiting behind another page's region
@@ -389,7 +389,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         if not crops:
             return []
         imgs = [np.ascontiguousarray(np.asarray(c.convert("RGB"))[:, :, ::-1]) for c in crops]  # BGR
-        return rapidocr_engine.recognize_each(rapidocr_engine.stage_model(self.engine(), "rec"), imgs)
+        return reading.recognize_each(reading.stage_model(self.engine(), "rec"), imgs)
 
 
 def create(options: ParseOptions) -> RapidOcrRecognizer:

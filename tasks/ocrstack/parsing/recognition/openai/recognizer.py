@@ -2,7 +2,7 @@
 
 Works with vLLM (guide 4.1/4.2), ``transformers serve`` (guide 4.3), llama.cpp's
 ``llama-server`` and SGLang. For every block whose category has a prompt in the
-prompt set (:mod:`ocrstack.parsing.recognition.prompts`), the crop ``page.image.crop(bbox)``
+prompt set (:mod:`ocrstack.parsing.recognition.openai.prompts`), the crop ``page.image.crop(bbox)``
 is sent as a PNG data URL with that prompt; ``enable_thinking`` is off
 (guide 5) and decoding greedy (``temperature`` 0). Requests are spread over
 every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
@@ -18,7 +18,7 @@ server leaves the rotation and is re-checked; a block that still fails after ``-
 failures gets ``Block.error`` (marked failed in blocks.json and the Markdown; the page and
 document are partial, exit 7) instead of failing the page; the run stops only when no server
 has answered for ``--progress-timeout`` s. Answers are kept per request body
-(:mod:`ocrstack.parsing.recognition.answers`), so a rerun sends only the blocks without one.
+(:mod:`ocrstack.parsing.recognition.openai.answers`), so a rerun sends only the blocks without one.
 
 Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every
 server busy, have up to ``len(server_urls) * concurrency`` pages in flight
@@ -59,8 +59,8 @@ from ocrstack.parsing.crops import resize_by_need, rotate
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import OpenAIOptions, ParseOptions
 from ocrstack.parsing.outputs import CACHE_DIR
-from ocrstack.parsing.recognition import prompts as prompt_sets
-from ocrstack.parsing.recognition.answers import AnswerCache
+from ocrstack.parsing.recognition.openai import prompts as prompt_sets
+from ocrstack.parsing.recognition.openai.answers import AnswerCache
 from ocrstack.parsing.types import Block, PageImage
 
 __all__ = ["OpenAIOptions", "OpenAIRecognizer", "create", "probe", "ProbeResult", "crop_box"]
