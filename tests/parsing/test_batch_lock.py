@@ -1,6 +1,6 @@
 """Advisory lock per output document (issue 10 problem 5 of the report, item 4 of the work):
 two runs into the same -o never work on the same document at once. The other run is a real
-second process holding the document's lock (:func:`ocrstack.parsing.doclock.hold`)."""
+second process holding the document's lock (:func:`ocrstack.parsing.run.doclock.hold`)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,17 @@ from PIL import Image
 from tests.parsing.test_batch import _partial, _run
 
 from ocrstack.core.errors import InputError, OutputLocked, ServerRejected
-from ocrstack.parsing import doclock, outputs, pipeline
+from ocrstack.parsing import outputs, pipeline
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.run import doclock
 from support.wait import wait_until
 
 HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from ocrstack.parsing import doclock, outputs
+    from ocrstack.parsing import outputs
+    from ocrstack.parsing.run import doclock
     paths = outputs.OutputPaths(Path(sys.argv[1]), sys.argv[2])
     with doclock.hold(paths, 0, print):
         print("held", flush=True)

@@ -1,4 +1,4 @@
-"""Post-write validation (ocrstack.parsing.validate, guide 6) on hand-written Markdown and page results."""
+"""Post-write validation (ocrstack.parsing.run.validate, guide 6) on hand-written Markdown and pages."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ocrstack.core.results import Status
 from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.run.validate import split_pages, validate
 from ocrstack.parsing.types import Block, Category
-from ocrstack.parsing.validate import split_pages, validate
 
 
 def _status(report, name):

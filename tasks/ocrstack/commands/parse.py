@@ -77,7 +77,7 @@ def _handle(args: argparse.Namespace) -> int:
     try:
         summary = pipeline.run(options, progress=not args.no_progress, executor=executor)
     except KeyboardInterrupt:
-        from ocrstack.parsing import interrupts
+        from ocrstack.parsing.run import interrupts
 
         # a page still in flight: end now with 130 instead of joining it (issue 10)
         interrupts.exit_interrupted("ocrstack: finished pages are kept; rerun the same command to resume")

@@ -2,7 +2,7 @@
 
 ``ocrstack parse`` (:mod:`ocrstack.parsing.assembly.markdown`) starts each page's Markdown with
 :func:`marker` on a line of its own; :func:`split_pages` finds them again for the post-write
-validation (:mod:`ocrstack.parsing.validate`) and for ``ocrstack verify``
+validation (:mod:`ocrstack.parsing.run.validate`) and for ``ocrstack verify``
 (:mod:`ocrstack.verifying.outputs`). Page numbers are 1-based.
 """
 

@@ -9,7 +9,7 @@ the resume cache before anything else, so an interrupted run loses at most the p
 
 A progress bar (tqdm, on stderr) shows pages done, pages/s and failures, drawn once a page is
 under way: an up-front error (a bad option or input, an output held by another run) is printed
-alone (:class:`~ocrstack.parsing.progress.Progress`).
+alone (:class:`~ocrstack.parsing.run.progress.Progress`).
 
 Options are validated once, at the start of :func:`run` (every caller: CLI, bench, tests, the HTTP
 API). One page is processed by :class:`ocrstack.parsing.stages.Parser` as a list of stages; every
@@ -32,16 +32,17 @@ from ocrstack.core.errors import (
     UsageError,
 )
 from ocrstack.core.results import Report
-from ocrstack.parsing import batch, doclock, documents, interrupts, outcomes, outputs
+from ocrstack.parsing import batch, documents, outcomes, outputs
 from ocrstack.parsing.assembly.markdown import render_document
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
 from ocrstack.parsing.outcomes import DocumentSummary, RunSummary
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.progress import Progress
+from ocrstack.parsing.run import doclock, interrupts
+from ocrstack.parsing.run.progress import Progress
+from ocrstack.parsing.run.validate import validate
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
-from ocrstack.parsing.validate import validate
 from ocrstack.parsing.work import FATAL, DocumentWork, PageExecutor
 
 #: Problems of one document (unreadable, --pages beyond its end, output held or made from
@@ -71,7 +72,7 @@ def run(
 
     Like ``make``: an input whose finished output matches its sha256, the settings and the page
     selection is reported "up to date" and skipped; an interrupted one resumes from the page
-    cache; each document is done under its own lock (:mod:`ocrstack.parsing.doclock`), so a
+    cache; each document is done under its own lock (:mod:`ocrstack.parsing.run.doclock`), so a
     second run into the same ``-o`` waits (``--lock-timeout``) instead of doing the work twice.
     With several inputs a bad document (unreadable, ``--pages`` beyond its end, held by another
     run, an output made from another input) becomes that document's failure and the others go
@@ -92,7 +93,7 @@ def run(
             input or settings without --force, :class:`OutputLocked`).
         ServerUnreachable / ServerRejected / ConfigError: stop the run at once.
         KeyboardInterrupt: Ctrl-C (finished pages are in the page cache; see
-            :mod:`ocrstack.parsing.interrupts`).
+            :mod:`ocrstack.parsing.run.interrupts`).
     """
     start = time.perf_counter()
     say = echo or (lambda s: print(s, file=sys.stderr))

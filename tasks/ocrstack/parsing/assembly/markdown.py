@@ -343,7 +343,7 @@ def summary(issues: list[str], errors: int, markdown: Path) -> str:
     ``"0 errors, 2 warnings (see NAME.blocks.json)"``.
 
     ``errors``: what makes the output wrong or incomplete (the failed post-write validation
-    checks, one per failed page, :mod:`ocrstack.parsing.validate`), counted by the caller;
+    checks, one per failed page, :mod:`ocrstack.parsing.run.validate`), counted by the caller;
     ``issues``: the assembly's notes: a block that failed (:data:`FAILED_ISSUE`) is an error,
     the rest (empty blocks, plain-text fallbacks, kept paratext) are warnings. Issue 10 item 8:
     "N issue(s) listed in blocks.json" did not say whether anything was wrong.
