@@ -1,17 +1,20 @@
 """``ocrstack parse`` (guide 5): documents -> layout -> recognition -> reading order -> Markdown.
 
-Where things are:
+Where things are, from the run down to one page:
 
-* :mod:`.options` -- every option declared once (CLI flags, HTTP form fields, validation, cache
-  key derive from it); per-engine option classes (``LayoutOptions``, ``OpenAIOptions``).
-* :mod:`.pipeline` -- :func:`~.pipeline.run`: inputs, resume cache, pages in flight, outputs;
-  :mod:`.batch` (which inputs need work, up to date like make), :mod:`.outcomes` (ok / partial /
-  failed per document, ``ocrstack-report.json``, exit codes), :mod:`.doclock` (a lock per
-  output document), :mod:`.interrupts` (Ctrl-C).
-* :mod:`.stages` -- one page as the stages textlayer, orient, layout, merge, paratext, recognise,
-  order, figures (:data:`~.stages.STAGES`; timed per page in blocks.json).
-* :mod:`.engines` -- the engine protocol (``LayoutProvider``, ``Recognizer`` base classes);
-  engines in :mod:`.layout` and :mod:`.recognition`, chosen through their registries.
-* :mod:`.documents` -- PDFs and images to page images; :mod:`.assembly` -- Markdown, OTSL;
-  :mod:`.outputs` -- files, resume cache, blocks.json; :mod:`.validate` -- post-write checks.
+* The run (whole documents): :mod:`.pipeline` -- :func:`~.pipeline.run`: inputs, resume cache,
+  pages in flight, outputs; :mod:`.batch` (which inputs need work, up to date like make),
+  :mod:`.work`, :mod:`.outcomes` (ok / partial / failed per document, ``ocrstack-report.json``,
+  exit codes), :mod:`.outputs` (files, resume cache, blocks.json) and :mod:`.run` (a lock per
+  output document, Ctrl-C, the progress bar, post-write checks).
+* Shared by both: :mod:`.options` (every option declared once: CLI flags, HTTP form fields,
+  validation and cache key derive from it), :mod:`.types` (blocks, pages, categories),
+  :mod:`.page_result`; :mod:`.documents` (PDFs and images to page images).
+* One page: :mod:`.stages` -- the page stages (textlayer, orient, layout, merge, paratext,
+  recognise, order, figures; timed per page in blocks.json), each an object with one call
+  signature, listed once (:data:`~.stages.STAGES`). What they use: :mod:`.engines` (the engine protocol, the kind tables,
+  the registry), :mod:`.layout` and :mod:`.recognition` (the engines, one folder per
+  recognizer), :mod:`.textlayer` (the PDF's own text), :mod:`.lines` (text-line geometry shared by
+  the text layer, rapidocr and assembly), :mod:`.tables`, :mod:`.reading_order`,
+  :mod:`.geometry` and :mod:`.crops` (boxes and crops), :mod:`.assembly` (Markdown, OTSL).
 """

@@ -260,8 +260,8 @@ def detection_scale(size: tuple[int, int], probe_heights: list[float] | None) ->
     median is at least ``MIN_TEXT_PX``, else the scale that makes the median ``TARGET_TEXT_PX``,
     at most 1 and at most ``MAX_SIDE / max side``. When the probe found nothing, the largest
     scale (1, or ``MAX_SIDE / max side``): at a 1280 probe, 10 px text on a 3300 px page gave
-    no box at all (8 px text at the 1600 probe: tests/parsing/test_rapidocr_engine.py). Heights
-    are of the detector's boxes, which include its unclip margin (``Det.unclip_ratio`` 1.6):
+    no box at all (8 px text at the 1600 probe: tests/parsing/recognition/rapidocr/test_reading.py).
+    Heights are of the detector's boxes, which include its unclip margin (``Det.unclip_ratio`` 1.6):
     12 px glyphs gave about 15 px boxes at the 1280 probe of a 3300 px page.
     """
     side = max(size)
