@@ -229,12 +229,12 @@ def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict
         cell = table[method].setdefault(language(pdf), Cell())
         cell.pages.append((m.word_recall(gold, text), precision, m.sequence_similarity(gold, text), seconds))
 
-    from ocrstack.parsing.recognition.rapidocr import openvino_rec as rapidocr_openvino
-    from ocrstack.parsing.recognition.rapidocr import recognizer as rapidocr
+    from ocrstack.parsing.recognition.rapidocr import openvino_rec
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
 
     runs = [("auto", None), ("off", None), ("off, before", BeforeIssue11.make())]
-    if rapidocr_openvino.runtime_name("openvino") == "openvino-bf16":
-        runs.insert(2, ("off, openvino", rapidocr.RapidOcrRecognizer(runtime="openvino")))
+    if openvino_rec.runtime_name("openvino") == "openvino-bf16":
+        runs.insert(2, ("off, openvino", RapidOcrRecognizer(runtime="openvino")))
     else:
         why = "--ocr-runtime openvino unavailable here (openvino and a CPU with BF16)"
         table["ocrstack off, openvino"] = {"en": Cell(skipped=why), "zh": Cell(skipped=why)}

@@ -33,7 +33,7 @@ CONTAINED_AREA_RATIO = 4.0
 ROW_ORDER = (Category.TABLE, Category.FIGURE)
 #: A header block whose lines are this many times the page's median line height is a title
 #: (see :func:`promote_title_lines`; the image rule of :mod:`.titles` has its own ratio).
-#: 1.4: re-measured after the detector was sized by the page's text height (rapidocr_engine):
+#: 1.4: re-measured after the detector was sized by the page's text height (rapidocr.reading):
 #: the en_multicol_pari_refcard title is now 45.7 px over a 31.1 px median line, 1.47x.
 TITLE_HEIGHT_RATIO = 1.4
 
