@@ -12,9 +12,10 @@ Where things are, from the run down to one page:
   :mod:`.page_result`; :mod:`.documents` (PDFs and images to page images).
 * One page: :mod:`.stages` -- the page stages (textlayer, orient, layout, merge, paratext,
   recognise, order, figures; timed per page in blocks.json), each an object with one call
-  signature, listed once (:data:`~.stages.STAGES`). What they use: :mod:`.engines` (the engine protocol, the kind tables,
-  the registry), :mod:`.layout` and :mod:`.recognition` (the engines, one folder per
-  recognizer), :mod:`.textlayer` (the PDF's own text), :mod:`.lines` (text-line geometry shared by
-  the text layer, rapidocr and assembly), :mod:`.tables`, :mod:`.reading_order`,
-  :mod:`.geometry` and :mod:`.crops` (boxes and crops), :mod:`.assembly` (Markdown, OTSL).
+  signature, listed once (:data:`~.stages.STAGES`). What they use: :mod:`.engines` (the engine
+  protocol, the kind tables, the registry), :mod:`.layout` and :mod:`.recognition` (the
+  engines, one folder per recognizer), :mod:`.textlayer` (the PDF's own text), :mod:`.lines`
+  (text-line geometry shared by the text layer, rapidocr and assembly), :mod:`.tables`,
+  :mod:`.reading_order`, :mod:`.geometry` and :mod:`.crops` (boxes and crops),
+  :mod:`.assembly` (Markdown, OTSL).
 """
