@@ -19,7 +19,7 @@ from ocrstack.cli import build_parser
 from ocrstack.core import options as opt
 from ocrstack.parsing import options as parse_options
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.recognition import prompts as prompt_sets
+from ocrstack.parsing.recognition.openai import prompts as prompt_sets
 
 SERVERS = ("http://127.0.0.1:9001", "http://127.0.0.1:9002")
 #: Free-text options: no choices or range to derive a valid non-default value from.
