@@ -1,4 +1,5 @@
-"""The architecture is enforced (issue 9 item 7): import-linter contracts and the module size limit.
+"""The architecture is enforced (issue 9 item 7): import-linter contracts, the module size limit
+and the lint gates (ruff: complexity C901 <= 25, no unused ``# noqa``; issue 20 item 6).
 
 ``lint-imports`` reads the contracts in pyproject.toml (``[tool.importlinter]``: layers
 cli -> commands -> drivers -> stages -> shared, independent stages, no cycles);
@@ -117,3 +118,46 @@ def test_line_limit_refuses_a_missing_directory(tmp_path: Path) -> None:
         [sys.executable, str(MAX_LINES), str(tmp_path / "nope")], capture_output=True, text=True, timeout=60
     )
     assert cp.returncode == 2 and "no such directory" in cp.stderr
+
+
+def _ruff() -> Path:
+    """The ``ruff`` of this interpreter's environment (skips when ruff is absent)."""
+    exe = Path(sys.executable).parent / "ruff"
+    if not exe.is_file():
+        pytest.skip(f"ruff (test extra) is not installed beside {sys.executable}")
+    return exe
+
+
+def test_ruff_gates_hold() -> None:
+    """The lint of pyproject.toml ([tool.ruff]) passes on the checkout: style, C901 complexity
+    <= 25 (docling uses 30) and no unused ``# noqa`` (RUF100)."""
+    cp = subprocess.run(
+        [str(_ruff()), "check", "--no-cache", "tasks", "tests", "scripts", "noxfile.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_ruff_gates_catch_complexity_and_unused_noqa(tmp_path: Path) -> None:
+    """A function of complexity 26 and a ``# noqa`` that silences nothing fail the same config."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(25))
+    (tmp_path / "bad.py").write_text(
+        f"def tangled(x):\n{branches}    return -1\n\n\nVALUE = 1  # noqa: E501\n"
+    )
+    cp = subprocess.run(
+        [str(_ruff()), "check", "--no-cache", "--output-format", "concise", "bad.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = cp.stdout + cp.stderr
+    assert cp.returncode == 1, out
+    assert "C901 `tangled` is too complex (26 > 25)" in out, out
+    assert "RUF100" in out, out

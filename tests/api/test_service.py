@@ -108,7 +108,7 @@ def test_job_lifecycle_and_result_formats(client: httpx.Client, tiny_png: Path):
         ("three.pdf", "3pages", {}, 422, "3 pages selected, the limit is 2"),
     ],
 )
-def test_bad_uploads_get_4xx_json(client, tiny_pdf, tmp_path, name, data, fields, status, words):  # noqa: ANN001
+def test_bad_uploads_get_4xx_json(client, tiny_pdf, tmp_path, name, data, fields, status, words):
     if data is None:
         data = tiny_pdf.read_bytes()
     elif data == "3pages":

@@ -16,7 +16,7 @@ def upload(store: JobStore, data: bytes = b"%PDF-1.4 x") -> Path:
     return path
 
 
-def add(store: JobStore, name: str = "a.pdf"):  # noqa: ANN201
+def add(store: JobStore, name: str = "a.pdf"):
     return store.create(upload=upload(store), name=name, filename=name, options={"dpi": 200}, pages_total=2)
 
 

@@ -22,7 +22,7 @@ class FakeRequest:
         self.headers = {"content-type": content_type}  # no content-length: a chunked upload
         self.body, self.chunk, self.chunks_read = body, chunk, 0
 
-    async def stream(self):  # noqa: ANN201
+    async def stream(self):
         for i in range(0, len(self.body), self.chunk):
             self.chunks_read += 1
             yield self.body[i : i + self.chunk]

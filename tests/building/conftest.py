@@ -22,7 +22,7 @@ def fake_target(monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[str]]:
     probed: list[str] = []
 
     def install(python: str = "3.13.9", dists: dict[str, str] | None = None) -> list[str]:
-        def probe(py, names):  # noqa: ANN001, ANN202 - mirrors target.probe
+        def probe(py, names):  # mirrors target.probe
             probed.append(str(py))
             return target.TargetFacts(python, str(py), {n: (dists or {}).get(n) for n in names})
 

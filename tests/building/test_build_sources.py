@@ -119,10 +119,10 @@ def test_patches_apply_once_and_rerun_skips(tmp_path: Path, checkouts: dict) -> 
     make_patch(checkouts["vllm"], pdir / "vllm" / "0001-fix.patch", "line 2\n", "line two\n")
     p = patch_plan(checkouts, pdir)
     assert p.names() == ["patch-check:vllm/0001-fix.patch", "patch-apply:vllm/0001-fix.patch"]
-    out = runner.run_plan(p, tmp_path / "logs", out=open("/dev/null", "w"))  # noqa: SIM115
+    out = runner.run_plan(p, tmp_path / "logs", out=open("/dev/null", "w"))
     assert [o.status for o in out] == ["ran", "ran"]
     assert (checkouts["vllm"] / "kernel.cu").read_text().splitlines()[:3] == ["line 1", "line two", "line 3"]
-    again = runner.run_plan(p, tmp_path / "logs", out=open("/dev/null", "w"))  # noqa: SIM115
+    again = runner.run_plan(p, tmp_path / "logs", out=open("/dev/null", "w"))
     assert [o.status for o in again] == ["skipped", "skipped"]
 
 
@@ -135,7 +135,7 @@ def test_conflicting_patch_applies_nothing(tmp_path: Path, checkouts: dict) -> N
     (checkouts["vllm"] / "kernel.cu").write_text(upstream)
     p = patch_plan(checkouts, pdir)
     with pytest.raises(StepFailed, match="patch-check:vllm/0002-bad.patch"):
-        runner.run_plan(p, tmp_path / "logs", out=open("/dev/null", "w"))  # noqa: SIM115
+        runner.run_plan(p, tmp_path / "logs", out=open("/dev/null", "w"))
     assert (checkouts["vllm"] / "kernel.cu").read_text() == upstream  # 0001 checked fine but not applied
     log = (tmp_path / "logs" / "02-patch-check_vllm_0002-bad.patch.log").read_text()
     assert "patch does not apply" in log

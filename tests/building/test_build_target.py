@@ -70,7 +70,7 @@ def test_cli_refuses_a_311_sdk_venv_before_any_step(
 ) -> None:
     probed = fake_target("3.11.7", {"paddlex": "3.4.2", "rapidocr": "3.4.0"})
 
-    def must_not_run(*a, **kw):  # noqa: ANN002, ANN003, ANN202
+    def must_not_run(*a, **kw):
         raise AssertionError("a build step ran although the target is wrong")
 
     monkeypatch.setattr(runner, "run_plan", must_not_run)

@@ -137,11 +137,11 @@ class _MetricsServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 text = outer.scrapes.pop(0) if len(outer.scrapes) > 1 else outer.scrapes[0]
                 self._send(200, text.encode(), "text/plain; version=0.0.4")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 import json
 
                 outer.chats.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))

@@ -26,7 +26,7 @@ def _response(status: int, **headers: str) -> httpx.Response:
 @pytest.mark.parametrize(
     ("status", "retryable"),
     [(500, True), (503, True), (429, True), (400, False), (404, False), (413, False), (200, False)],
-)  # noqa: E501
+)
 def test_retryable_statuses(status: int, retryable: bool) -> None:
     assert retry.retryable_status(status) is retryable
 

@@ -65,7 +65,7 @@ def _handler(b: Behaviour):
         def log_message(self, *args) -> None:  # quiet
             pass
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
+        def do_GET(self) -> None:  # http.server API
             path = self.path.split("?")[0]
             rng = self.headers.get("Range")
             b.log.append(("GET", path, rng))
@@ -524,10 +524,10 @@ def _hub_handler(repos: dict[str, dict[str, bytes]], log: list[str]):
             if self.command != "HEAD":
                 self.wfile.write(body)
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             self.do_GET()
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             path = self.path.split("?")[0]
             log.append(f"{self.command} {path}")
             m = re.fullmatch(r"/api/models/([^/]+/[^/]+)/(revision|tree)/([^/]+)", path)

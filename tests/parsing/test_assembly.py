@@ -17,7 +17,7 @@ def _page(blocks, structured=False, images=None, index=0):
     )
 
 
-def B(cat, text="", bbox=(100, 100, 900, 200), label=""):  # noqa: N802
+def B(cat, text="", bbox=(100, 100, 900, 200), label=""):
     return Block(bbox=bbox, category=cat, text=text, label=label)
 
 

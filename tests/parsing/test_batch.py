@@ -75,7 +75,7 @@ def _b_fails_on(tmp_path: Path, pages: tuple[int, ...]) -> tuple[ParseOptions, P
     multipage_tiff(docs / "b.tif", 2)
 
     class FailsB(FakeRecognizer):
-        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+        def recognize(self, page, blocks):
             if Path(page.source).name == "b.tif" and page.index in pages:
                 raise RuntimeError("cannot read this page")
             return super().recognize(page, blocks)
@@ -236,7 +236,7 @@ def test_a_run_killed_between_writing_md_and_blocks_json_resumes(tmp_path: Path,
     options = ParseOptions(inputs=(doc,), output=tmp_path / "out")
     real = outputs.atomic_write_json
 
-    def killed(path, data):  # noqa: ANN001, ANN202
+    def killed(path, data):
         if path.name == "doc.blocks.json" and (tmp_path / "out" / "doc.md").exists():
             raise SystemExit("killed")  # the process dies here
         return real(path, data)
@@ -262,7 +262,7 @@ def test_a_fatal_server_error_stops_the_batch_and_the_report_says_so(tmp_path: P
     multipage_tiff(docs / "b.tif", 2)  # other bytes than a.tif (equal files share their cached pages)
 
     class RejectsB(FakeRecognizer):
-        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+        def recognize(self, page, blocks):
             if Path(page.source).name == "b.tif":
                 raise ServerRejected("400 Bad Request", "add --trust-request-mm-kwargs", status=400)
             return super().recognize(page, blocks)

@@ -170,7 +170,7 @@ def test_no_holder_record_remains_after_a_failed_document(tmp_path: Path, monkey
     seen: list[dict] = []
     real = pipeline._run_document
 
-    def fails_a(parser, source, paths, *rest):  # noqa: ANN001, ANN202
+    def fails_a(parser, source, paths, *rest):
         seen.append(doclock.holder(paths))
         if source.name == "a.png":
             raise InputError(f"{source}: cannot be read", "check the file")
@@ -182,7 +182,7 @@ def test_no_holder_record_remains_after_a_failed_document(tmp_path: Path, monkey
     assert [r.get("pid") for r in seen] == [os.getpid(), os.getpid()]
     assert _records(out) == []
 
-    def fatal(*_a):  # noqa: ANN202
+    def fatal(*_a):
         raise ServerRejected("400 Bad Request", "fix the request", status=400)
 
     monkeypatch.setattr(pipeline, "_run_document", fatal)

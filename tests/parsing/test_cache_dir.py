@@ -42,7 +42,7 @@ def test_cache_dir_holds_the_pages_and_a_rerun_reads_them(tmp_path: Path) -> Non
     assert not list((tmp_path / "out").rglob("p0*.json"))  # no page cached under OUT
 
 
-def test_cache_dir_flag_parses_to_an_absolute_path(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_cache_dir_flag_parses_to_an_absolute_path(tmp_path: Path, monkeypatch) -> None:
     from ocrstack.parsing.options import from_mapping
 
     monkeypatch.chdir(tmp_path)

@@ -266,7 +266,7 @@ def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     calls: list[int] = []
     real = documents.pdf._render_pdf_page
 
-    def spy(doc, path, index, *args):  # noqa: ANN001, ANN002
+    def spy(doc, path, index, *args):
         calls.append(index)
         return real(doc, path, index, *args)
 
@@ -433,7 +433,7 @@ def test_bad_numeric_options_are_refused_by_the_option_declarations() -> None:
 # --------------------------------------------------------------------------- images
 
 
-def save(image: Image.Image, path: Path, **kw) -> Path:  # noqa: ANN003
+def save(image: Image.Image, path: Path, **kw) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     image.save(path, **kw)
     return path
@@ -787,8 +787,8 @@ def test_pdfium_calls_never_overlap(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     pdfs = [write(tmp_path / f"d{i}.pdf", make_pdf([{"size": (72, 72)}] * 3)) for i in range(8)]
     active, peak, guard = [0], [0], threading.Lock()
 
-    def overlapping(func):  # noqa: ANN001, ANN202
-        def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def overlapping(func):
+        def wrapper(*args, **kwargs):
             with guard:
                 active[0] += 1
                 peak[0] = max(peak[0], active[0])

@@ -161,20 +161,20 @@ def test_layout_runs_beside_the_text_layer_stage_on_pdf_pages_only(tmp_path: Pat
     class Where(LayoutProvider):
         name = "where"
 
-        def detect(self, page):  # noqa: ANN001, ANN202
+        def detect(self, page):
             threads.append(threading.current_thread().name)
             return [Block((0, 0, 10, 10), Category.TEXT, order=0)]
 
     class Turner(Recognizer):
         name, turn = "turner", False
 
-        def orient(self, page):  # noqa: ANN001, ANN202
+        def orient(self, page):
             if not self.turn:
                 return page, 0
             turned = page.image.rotate(180)
             return PageImage(page.source, page.index, turned, page.dpi, page.source_sha256), 180
 
-        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+        def recognize(self, page, blocks):
             return blocks
 
     def run(mode: str, dpi: float | None, turn: bool = False) -> str:

@@ -33,7 +33,7 @@ def paras(md: str) -> list[str]:
     return [html.unescape(re.sub(r"<[^>]+>", "", p)).replace("\n", " ") for p in out]
 
 
-def L(x0, y0, x1, y1, text):  # noqa: N802
+def L(x0, y0, x1, y1, text):
     return Line((x0, y0, x1, y1), text, 0.99)
 
 
@@ -43,7 +43,7 @@ def page(*blocks: Block, index: int = 0) -> PageResult:
     return PageResult(index=index, size=(1654, 2339), blocks=list(blocks))
 
 
-def T(text, bbox=(100, 100, 1500, 900), cat=Category.TEXT):  # noqa: N802
+def T(text, bbox=(100, 100, 1500, 900), cat=Category.TEXT):
     return Block(bbox=bbox, category=cat, text=text)
 
 

@@ -243,16 +243,16 @@ def test_blocks_with_unfaithful_glyphs_are_read_at_the_glyphs_line_boxes_without
         crops: list = []
         cropped: list = []
 
-        def recognize(self, page, blocks):  # noqa: ANN001, ANN202
+        def recognize(self, page, blocks):
             raise AssertionError("not used")
 
-        def recognize_only(self, page, blocks):  # noqa: ANN001, ANN202
+        def recognize_only(self, page, blocks):
             self.cropped.extend(blocks)
             for b in blocks:
                 b.text = "detected"
             return blocks
 
-        def read_line_crops(self, crops):  # noqa: ANN001, ANN202
+        def read_line_crops(self, crops):
             self.crops.extend(crops)
             return [f"line {k}" for k in range(len(crops))]
 

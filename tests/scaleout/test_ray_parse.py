@@ -54,7 +54,7 @@ def _executor():
     return RayExecutor("local")
 
 
-def _run(options: ParseOptions, executor=None) -> RunSummary:  # noqa: ANN001
+def _run(options: ParseOptions, executor=None) -> RunSummary:
     return pipeline.run(options, progress=False, echo=lambda _line: None, executor=executor)
 
 
@@ -121,7 +121,7 @@ def scans(tmp_path: Path) -> Path:
     return path
 
 
-def _whole_page_options(source: Path, out: Path, *urls: str, **kw) -> ParseOptions:  # noqa: ANN003
+def _whole_page_options(source: Path, out: Path, *urls: str, **kw) -> ParseOptions:
     """One request per page (layout ``none``), one request per server at a time."""
     return ParseOptions(
         inputs=(source,),
@@ -146,7 +146,7 @@ def test_killed_actors_lose_no_page(ray_address, scans: Path, tmp_path: Path) ->
         def parse() -> None:
             try:
                 outcome["summary"] = _run(dataclasses.replace(local, output=tmp_path / "ray"), executor)
-            except BaseException as exc:  # noqa: BLE001 - reported by the assertions below
+            except BaseException as exc:  # reported by the assertions below
                 outcome["error"] = exc
 
         t = threading.Thread(target=parse)

@@ -33,10 +33,10 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._send(200 if self.path == "/health" else 404, {"status": "ok"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
         if body.get("model") != MODEL:
             self._send(400, {"detail": f"Server is pinned to '{MODEL}'; requested '{body.get('model')}'."})

@@ -32,7 +32,7 @@ CHECKED = [
 @pytest.fixture(scope="module")
 def results() -> dict[str, engine_args.ProfileCheck]:
     try:
-        engine_args._uv()  # noqa: SLF001 - skip with the reason rather than fail on a missing tool
+        engine_args._uv()  # skip with the reason rather than fail on a missing tool
     except engine_args.EnvironmentMismatch as exc:
         pytest.skip(str(exc))
     return {c.profile: c for c in engine_args.check_profiles(PSET, CACHE, CHECKED)}
@@ -74,7 +74,7 @@ def test_vllm_wheel_pins_what_versions_yaml_says(results) -> None:
 
     engine = engine_args.engines()["vllm"]
     venv = engine_args.ensure_env(engine, CACHE).parent.parent
-    reqs = engine_args._engine_requirements(venv, "vllm")  # noqa: SLF001
+    reqs = engine_args._engine_requirements(venv, "vllm")
     wheel = SpecifierSet(reqs["transformers"].removeprefix("transformers"))
     pinned = SpecifierSet(str(versions.pin("upstream.vllm-transformers-pin")))
     probes = ["5.16.1", "5.20.9", "5.21.0", "5.23.0"]

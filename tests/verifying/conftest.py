@@ -44,13 +44,13 @@ def openai_server() -> Iterator[tuple[str, Script]]:
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path == "/metrics":
                 text = script.metrics_after if len(script.chats) >= script.switch_after else script.metrics_before
                 return self._send(200 if text else 404, text.encode(), "text/plain; version=0.0.4")
             return self._send(404, b"{}")
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             script.chats.append(body)
             if script.status != 200:

@@ -26,7 +26,7 @@ class _JobStates:
     def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
         self.counts = counts
 
-    def collect(self):  # noqa: ANN201 - prometheus_client collector protocol
+    def collect(self):  # prometheus_client collector protocol
         counts = self.counts()
         jobs = GaugeMetricFamily("ocrstack_jobs", "Jobs in the store by state", labels=["state"])
         for state, n in counts.items():

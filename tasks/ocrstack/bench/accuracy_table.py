@@ -85,7 +85,7 @@ class BeforeIssue11:
     """Factory of the recognizer as it read lines before issue 11 (see module docstring)."""
 
     @staticmethod
-    def make():  # noqa: ANN205 - a RapidOcrRecognizer subclass instance
+    def make():  # a RapidOcrRecognizer subclass instance
         """A ``RapidOcrRecognizer`` whose engine is rapidocr's own (default sessions), whose
         ``read_lines`` is the pre-issue-11 body (git: rapidocr.py before this change) and which
         takes one page at a time (``workers`` 1, as before issue 11). The layout model is this
@@ -103,7 +103,7 @@ class BeforeIssue11:
             def workers(self) -> int:  # one page at a time, as the pipeline ran it then
                 return 1
 
-            def engine(self):  # noqa: ANN202
+            def engine(self):
                 if self._engine is None:
                     params = {
                         "Global.log_level": "warning",
@@ -113,10 +113,10 @@ class BeforeIssue11:
                     r.quiet_rapidocr_warnings()
                 return self._engine
 
-            def read_region(self, image):  # noqa: ANN001, ANN202 - a crop read as a whole image, as then
+            def read_region(self, image):  # a crop read as a whole image, as then
                 return self.read_lines(image)
 
-            def read_lines(self, image):  # noqa: ANN001, ANN202 - the pre-issue-11 body of read_lines
+            def read_lines(self, image):  # the pre-issue-11 body of read_lines
                 arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
                 eng = self.engine()
                 out = eng(arr, use_cls=False, text_score=0.0)
@@ -155,7 +155,7 @@ class BeforeIssue11:
         return Before()
 
 
-def _render(pdf: Path, dpi: int):  # noqa: ANN202 - list of PIL images
+def _render(pdf: Path, dpi: int):  # list of PIL images
     import pypdfium2 as pdfium
 
     doc = pdfium.PdfDocument(str(pdf))
@@ -191,7 +191,7 @@ def tesseract_reason(langs: tuple[str, ...] = ("eng", "chi_sim")) -> str:
     return f"tesseract language data missing: {', '.join(missing)}" if missing else ""
 
 
-def _tesseract(image, lang: str, tmp: Path) -> str:  # noqa: ANN001 - PIL image
+def _tesseract(image, lang: str, tmp: Path) -> str:  # PIL image
     png = tmp / "page.png"
     image.save(png)
     out = subprocess.run(
@@ -204,7 +204,7 @@ def _tesseract(image, lang: str, tmp: Path) -> str:  # noqa: ANN001 - PIL image
     return out.stdout
 
 
-def _ocrstack(mode: str, files: list[Path], work: Path, dpi: int, recognizer=None):  # noqa: ANN001, ANN202
+def _ocrstack(mode: str, files: list[Path], work: Path, dpi: int, recognizer=None):
     """Per file: list of (markdown text of page i, seconds per page) through ``pipeline.run``."""
     tl = "auto" if mode == "auto" else "off"
     base, parser = warm_parser(files[0], tl, work / f"warm-{mode}", dpi, recognizer)
@@ -217,7 +217,7 @@ def _ocrstack(mode: str, files: list[Path], work: Path, dpi: int, recognizer=Non
     return out
 
 
-def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict[str, dict[str, Cell]]:  # noqa: ANN001
+def measure(files: list[Path], work: Path, dpi: int = 200, metrics=None) -> dict[str, dict[str, Cell]]:
     """``{method: {language: Cell}}`` for :data:`METHODS` over ``files`` (see module docstring)."""
     m = metrics or accuracy_metrics
     table: dict[str, dict[str, Cell]] = {k: {} for k in METHODS}

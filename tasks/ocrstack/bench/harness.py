@@ -106,7 +106,7 @@ def _wait_ready(p: subprocess.Popen[bytes], log: Path, timeout: float = 30.0) ->
     raise StepFailed(f"fake OpenAI server not ready after {timeout:.0f} s; log: {log}", "read the log")
 
 
-def parse_options(pdf: Path, out: Path, urls: Sequence[str], concurrency: int, dpi: int, **kw: object):  # noqa: ANN202
+def parse_options(pdf: Path, out: Path, urls: Sequence[str], concurrency: int, dpi: int, **kw: object):
     """ParseOptions for a bench run; ``out`` is emptied first so the resume cache cannot serve old pages.
     ``--text-layer off``: these runs measure the server path, and :func:`make_pdf`'s pages have a
     sound text layer that ``auto`` would read without a request."""

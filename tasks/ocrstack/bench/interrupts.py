@@ -41,7 +41,7 @@ def _start(inputs: list[Path], out: Path, url: str) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=sigint_default,  # noqa: PLW1509 - no threads are started before it
+        preexec_fn=sigint_default,  # no threads are started before it
     )
 
 
@@ -53,7 +53,7 @@ def sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _wait(condition, proc: subprocess.Popen, timeout: float = 120) -> None:  # noqa: ANN001
+def _wait(condition, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if proc.poll() is not None or time.monotonic() > deadline:

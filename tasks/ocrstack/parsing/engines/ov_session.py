@@ -22,7 +22,7 @@ import numpy as np
 log = logging.getLogger("ocrstack.openvino")
 
 
-def core():  # noqa: ANN201 - openvino.Core or None
+def core():  # openvino.Core or None
     """A new ``openvino.Core``, or None when openvino is not installed or its CPU plugin cannot
     be queried (every caller then stays on ONNX Runtime). Called once per engine built."""
     try:
@@ -32,13 +32,13 @@ def core():  # noqa: ANN201 - openvino.Core or None
     try:
         c = ov.Core()
         c.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
-    except Exception as exc:  # noqa: BLE001 - any plugin failure means: stay on ONNX Runtime
+    except Exception as exc:  # any plugin failure means: stay on ONNX Runtime
         log.debug("openvino unusable (%s); staying on onnxruntime", exc)
         return None
     return c
 
 
-def has_bf16(c) -> bool:  # noqa: ANN001 - openvino.Core
+def has_bf16(c) -> bool:  # openvino.Core
     """The CPU plugin of ``c`` computes bfloat16 natively (AVX512-BF16 or AMX)."""
     return "BF16" in {str(x) for x in c.get_property("CPU", "OPTIMIZATION_CAPABILITIES")}
 
@@ -56,7 +56,7 @@ class OvSession:
     accuracy suite.
     """
 
-    def __init__(self, c, model_path: str, streams: int, precision: str, warm: np.ndarray) -> None:  # noqa: ANN001
+    def __init__(self, c, model_path: str, streams: int, precision: str, warm: np.ndarray) -> None:
         cfg = {
             "NUM_STREAMS": str(streams),
             "INFERENCE_NUM_THREADS": str(streams),

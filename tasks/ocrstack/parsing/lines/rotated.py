@@ -40,14 +40,14 @@ GLYPH_CHARS = 2
 VERTICAL_GLYPH_CHARS = 5
 
 
-def direction(ln: Any) -> int:  # noqa: ANN401 - a Line (lines.assign imports this module)
+def direction(ln: Any) -> int:  # a Line (lines.assign imports this module)
     """Degrees clockwise the text of ``ln`` is turned on the page: 0, 90, 180 or 270."""
     if ln.vertical:
         return 270 if ln.flipped else 90
     return 180 if ln.flipped else 0
 
 
-def turned(ln: Any) -> bool:  # noqa: ANN401 - a Line
+def turned(ln: Any) -> bool:  # a Line
     """``ln`` is turned text: its :func:`direction` is not 0 and it has more than
     :data:`GLYPH_CHARS` characters, more than :data:`VERTICAL_GLYPH_CHARS` when vertical.
 

@@ -59,7 +59,7 @@ def hard_exit(code: int = EXIT_INTERRUPTED) -> None:
     os._exit(code)
 
 
-def _handler(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+def _handler(signum: int, frame: object) -> None:  # signal handler signature
     if STOP.is_set():  # second Ctrl-C: finished pages are on disk already
         with contextlib.suppress(Exception):
             sys.stderr.write("\nocrstack: interrupted again, exiting now\n")

@@ -93,7 +93,7 @@ def words_in(chars: Sequence[Char], box: BBox, gap: float = 0.5) -> list[Word]:
     return words
 
 
-def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):  # noqa: ANN202
+def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):
     """(rules_v, rules_h, finder cells) of the block, in page pixels.
 
     The edges are PDFium's (:func:`ocrstack.parsing.tables.rules.ruling_segments`) clipped to
@@ -139,7 +139,7 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
     return rules_v, rules_h, cells
 
 
-def _edges_in(segs, crop: tuple[float, float, float, float], s: float) -> list[dict]:  # noqa: ANN001
+def _edges_in(segs, crop: tuple[float, float, float, float], s: float) -> list[dict]:
     """pdfplumber edge dicts (points, top-left origin) of ``segs`` (page pixels, ``s`` points per
     pixel) clipped to ``crop`` (x0, top, x1, bottom); pdfplumber drops edges under 1 pt before
     its table finder (``edge_min_length_prefilter``), and so does this."""
@@ -175,7 +175,7 @@ def has_ruled_grid(
         return False
     try:
         _, _, cells = _plumber(path, index, box, px_per_pt, password)
-    except Exception:  # noqa: BLE001 - pdfminer failed where PDFium did not: no grid seen
+    except Exception:  # pdfminer failed where PDFium did not: no grid seen
         return False
     return len(cells) >= 4
 
@@ -245,7 +245,7 @@ def table_html(
     if path is not None and rotation == 0:
         try:
             rules_v, rules_h, finder = _plumber(path, index, box, px_per_pt, password)
-        except Exception:  # noqa: BLE001 - pdfminer can fail where PDFium rendered: fall back to words
+        except Exception:  # pdfminer can fail where PDFium rendered: fall back to words
             rules_v, rules_h, finder = [], [], []
     grid_cells, g_rows, g_cols = build_grid(words, box, rules_v, rules_h)
     if finder:

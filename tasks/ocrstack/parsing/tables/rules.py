@@ -52,7 +52,7 @@ class Segment:
 def _compose(inner: Matrix, outer: Matrix) -> Matrix:
     """The matrix applying ``inner`` first, then ``outer`` (PDF row-vector convention)."""
     a, b, c, d, e, f = inner
-    A, B, C, D, E, F = outer  # noqa: N806 - the PDF spec's names
+    A, B, C, D, E, F = outer  # the PDF spec's names
     return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
 
 
@@ -60,21 +60,21 @@ def _apply(m: Matrix, x: float, y: float) -> tuple[float, float]:
     return m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]
 
 
-def _matrix(raw, obj) -> Matrix:  # noqa: ANN001 - pdfium handles
+def _matrix(raw, obj) -> Matrix:  # pdfium handles
     fm = raw.FS_MATRIX()
     if not raw.FPDFPageObj_GetMatrix(obj, fm):
         return _IDENTITY
     return (fm.a, fm.b, fm.c, fm.d, fm.e, fm.f)
 
 
-def _painted(raw, obj) -> bool:  # noqa: ANN001
+def _painted(raw, obj) -> bool:
     fill, stroke = ctypes.c_int(), ctypes.c_int()
     if not raw.FPDFPath_GetDrawMode(obj, fill, stroke):
         return True
     return fill.value != raw.FPDF_FILLMODE_NONE or bool(stroke.value)
 
 
-def _path_points(raw, obj, m: Matrix) -> list[tuple[tuple[float, float], tuple[float, float]]]:  # noqa: ANN001
+def _path_points(raw, obj, m: Matrix) -> list[tuple[tuple[float, float], tuple[float, float]]]:
     """Straight segments (user space, after ``m``) of one path object, closing sides included."""
     out = []
     x, y = ctypes.c_float(), ctypes.c_float()
@@ -98,7 +98,7 @@ def _path_points(raw, obj, m: Matrix) -> list[tuple[tuple[float, float], tuple[f
     return out
 
 
-def _walk(raw, objs, m: Matrix, depth: int, to_px: PageToPixels, tol: float, out: list[Segment]) -> None:  # noqa: ANN001
+def _walk(raw, objs, m: Matrix, depth: int, to_px: PageToPixels, tol: float, out: list[Segment]) -> None:
     for obj in objs:
         kind = raw.FPDFPageObj_GetType(obj)
         if kind == raw.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH:

@@ -145,7 +145,7 @@ def page_text(path: Path | str, index: int, size: tuple[int, int], password: str
             doc.close()
 
 
-def _font_name(raw, obj) -> str:  # noqa: ANN001 - pdfium handles
+def _font_name(raw, obj) -> str:  # pdfium handles
     """Base font name of text object ``obj`` ('' when PDFium has none)."""
     font = raw.FPDFTextObj_GetFont(obj)
     if not font:
@@ -158,7 +158,7 @@ def _font_name(raw, obj) -> str:  # noqa: ANN001 - pdfium handles
     return buf.value.decode("utf-8", "replace")
 
 
-def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # noqa: ANN001 - pypdfium2 objects
+def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objects
     box = page_to_pixels(raw, page.raw, size).box
     out = PageText(size=size, rotation=page.get_rotation())
     rotation = out.rotation

@@ -81,7 +81,7 @@ def check_sample(
     pt: PageText,
     verdict: Verdict,
     read: Callable | None,
-    image,  # noqa: ANN001 - PIL image
+    image,  # PIL image
     accept_hidden: bool = False,
     checked: frozenset[str] = frozenset(),
 ) -> tuple[Verdict, set[str]]:

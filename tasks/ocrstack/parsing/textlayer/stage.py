@@ -79,7 +79,7 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
         return None, Verdict(False, ["raster input: no text layer"])
     try:
         pt = page_text(page.source, page.index, page.size, password)
-    except Exception as exc:  # noqa: BLE001 - PDFium rendered the page: its text is optional
+    except Exception as exc:  # PDFium rendered the page: its text is optional
         return None, Verdict(False, [f"text layer unreadable ({type(exc).__name__}: {exc})"])
     verdict = judge(pt, accept_ocr_layer=mode == TextLayerMode.ON)
     chars = verdict.counts.get("visible", 0) + verdict.counts.get("hidden", 0)

@@ -341,7 +341,7 @@ def test_recognize_is_thread_safe(server: FakeOpenAIServer) -> None:
     def run(bl):
         try:
             rec.recognize(page(), bl)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(bl,)) for bl in pages]

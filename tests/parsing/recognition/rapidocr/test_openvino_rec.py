@@ -13,7 +13,7 @@ from ocrstack.parsing.recognition.rapidocr import openvino_rec as V
 def _no_openvino(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 
-    def fake_import(name, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def fake_import(name, *args, **kwargs):
         if name == "openvino" or name.startswith("openvino."):
             raise ImportError("No module named 'openvino'")
         return real_import(name, *args, **kwargs)
@@ -41,7 +41,7 @@ def test_without_openvino_the_recognizer_stays_on_onnxruntime(monkeypatch):
 
 def test_a_cpu_without_bf16_stays_on_onnxruntime(monkeypatch):
     class Core:
-        def get_property(self, device, name):  # noqa: ANN001, ANN202
+        def get_property(self, device, name):
             assert (device, name) == ("CPU", "OPTIMIZATION_CAPABILITIES")
             return ["FP32", "INT8"]
 

@@ -313,7 +313,7 @@ class OpenAIRecognizer(Recognizer):
                     block.warnings.append(f"failed: {exc.message}")
                 except ServerRejected as exc:
                     first = exc if not isinstance(first, ServerRejected) else first
-                except Exception as exc:  # noqa: BLE001 - re-raised below
+                except Exception as exc:  # re-raised below
                     first = first or exc
             if first is not None:
                 raise first
@@ -354,7 +354,7 @@ def _gather(pending: list[tuple[Block, Future[Completion]]], collect: Any) -> Fu
         if last:
             try:
                 out.set_result(collect())
-            except BaseException as exc:  # noqa: BLE001 - delivered through the future
+            except BaseException as exc:  # delivered through the future
                 out.set_exception(exc)
 
     for _, fut in pending:

@@ -39,7 +39,7 @@ from ocrstack.parsing.engines import ov_session
 log = logging.getLogger("ocrstack.rapidocr")
 
 
-def _bf16_core(runtime: str):  # noqa: ANN202 - openvino.Core or None
+def _bf16_core(runtime: str):  # openvino.Core or None
     """An ``openvino.Core`` when ``runtime`` is ``openvino``, openvino imports and its CPU plugin
     computes BF16, else None."""
     if runtime != "openvino":
@@ -70,7 +70,7 @@ class RecSession(ov_session.OvSession):
     """Callable like rapidocr's ``OrtInferSession``: one float32 NCHW batch of line crops in, the
     logits out; an :class:`~ocrstack.parsing.engines.ov_session.OvSession` in bf16."""
 
-    def __init__(self, core, model_path: str, streams: int) -> None:  # noqa: ANN001 - openvino.Core
+    def __init__(self, core, model_path: str, streams: int) -> None:  # openvino.Core
         super().__init__(core, model_path, streams, "bf16", np.zeros((1, 3, 48, 320), np.float32))
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:  # type: ignore[override]

@@ -112,7 +112,7 @@ class RawRead:
     det_passes: int = 1
 
 
-def session_options():  # noqa: ANN201 - onnxruntime.SessionOptions, imported lazily
+def session_options():  # onnxruntime.SessionOptions, imported lazily
     """The ``onnxruntime.SessionOptions`` used for every model: full graph optimisation,
     ``INTRA_OP_THREADS`` threads, no spin-waiting (``session.intra_op.allow_spinning`` 0,
     onnxruntime's session config key), memory arena on, errors only in the log."""
@@ -141,7 +141,7 @@ def stage_model(engine, stage: str):  # -> rapidocr's model classes, imported la
     return getattr(engine, f"_load_{stage}_model")()
 
 
-def build(params: dict, runtime: str = "onnxruntime"):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
+def build(params: dict, runtime: str = "onnxruntime"):  # rapidocr.RapidOCR, imported lazily
     """A ``rapidocr.RapidOCR(params=params)`` whose detector, classifier and recognizer are
     loaded now and run on sessions made with :func:`session_options` (rapidocr exposes only
     thread counts and the arena in its config, not spinning); the recognizer runs on OpenVINO in
@@ -176,7 +176,7 @@ _POOL_LOCK = threading.Lock()
 
 
 def _pool() -> ThreadPoolExecutor:
-    global _POOL  # noqa: PLW0603 - one pool per process, like the models
+    global _POOL  # one pool per process, like the models
     with _POOL_LOCK:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(REC_STREAMS, thread_name_prefix="ocrstack-rec")
@@ -277,7 +277,7 @@ def detection_scale(size: tuple[int, int], probe_heights: list[float] | None) ->
     return min(1.0, MAX_SIDE / side, probe * TARGET_TEXT_PX / med)
 
 
-def _det_native(det, img: np.ndarray):  # noqa: ANN202 - boxes array or None
+def _det_native(det, img: np.ndarray):  # boxes array or None
     """rapidocr's ``TextDetector.__call__`` on ``img`` at its own size (rounded to multiples of
     32), without the preprocessing's scale-up to a 736 px short side (``Det.limit_type: min``)."""
     from rapidocr.ch_ppocr_det.utils import DetPreProcess

@@ -168,7 +168,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
             self._runtime_name = openvino_rec.runtime_name(self.runtime)
         return self._runtime_name
 
-    def engine(self):  # noqa: ANN201 - rapidocr.RapidOCR, imported lazily
+    def engine(self):  # rapidocr.RapidOCR, imported lazily
         """Return the (lazily built) ``rapidocr.RapidOCR`` engine using only the wheel's bundled models.
 
         Raises:
@@ -179,7 +179,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
                 self._engine = self._build()
         return self._engine
 
-    def _build(self):  # noqa: ANN202 - rapidocr.RapidOCR
+    def _build(self):  # rapidocr.RapidOCR
         try:
             from rapidocr import RapidOCR  # noqa: F401 - availability check before build()
         except ImportError as exc:
