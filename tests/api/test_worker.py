@@ -1,4 +1,4 @@
-"""The API worker runs a job through :func:`ocrstack.parsing.pipeline.run` and records its
+"""The API worker runs a job through :func:`ocrstack.parsing.run.pipeline.run` and records its
 returned outcome (no server process: the worker's job loop body on a real store, fake engines)."""
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ocrstack.parsing import pipeline
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.run import pipeline
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ocrstack.parsing import layout, outputs, pipeline, recognition
+from ocrstack.parsing import layout, outputs, recognition
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions, validate
+from ocrstack.parsing.run import pipeline
 from ocrstack.parsing.stages import STAGES, Parser
 from ocrstack.parsing.types import Block, Category, PageImage
 

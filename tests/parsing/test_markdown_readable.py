@@ -191,7 +191,7 @@ def test_summary_says_whether_anything_is_wrong():
 
 def test_parse_summary_line_counts_errors_and_warnings(tmp_path):
     from ocrstack.core.results import Check, Report, Status
-    from ocrstack.parsing.outcomes import DocumentSummary, summary_line
+    from ocrstack.parsing.run.outcomes import DocumentSummary, summary_line
 
     d = DocumentSummary(source=tmp_path / "a.pdf", markdown=tmp_path / "a.md", pages=2, cached=0, failed=1)
     d.issues = ["page 1 block 2 (text): empty output", "page 2 block 0 (table): plain"]

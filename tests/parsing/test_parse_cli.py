@@ -16,9 +16,9 @@ from ocrstack import cli
 from ocrstack.commands import parse as parse_cmd
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.core.results import Check, Report, Status
-from ocrstack.parsing import pipeline
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.outcomes import DocumentSummary, RunSummary
+from ocrstack.parsing.run import pipeline
+from ocrstack.parsing.run.outcomes import DocumentSummary, RunSummary
 from ocrstack.parsing.stages import Parser
 
 
@@ -183,7 +183,7 @@ def _bad_images(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def _fake_parser(monkeypatch) -> None:
-    from tests.parsing.test_batch import FakeLayout, FakeRecognizer
+    from tests.parsing.run.test_batch import FakeLayout, FakeRecognizer
 
     def fake_parser(options: ParseOptions) -> Parser:
         return Parser(options, layout=FakeLayout(), recognizer=FakeRecognizer())

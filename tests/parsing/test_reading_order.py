@@ -288,8 +288,8 @@ def test_a_binding_margin_of_stacked_letters_reads_as_words_after_the_page(tmp_p
     pytest.importorskip("rapidocr")
     from PIL import Image, ImageDraw, ImageFont
 
-    from ocrstack.parsing import pipeline
     from ocrstack.parsing.options import ParseOptions
+    from ocrstack.parsing.run import pipeline
 
     font = ImageFont.load_default(size=30)
     img = Image.new("RGB", (1700, 2200), "white")

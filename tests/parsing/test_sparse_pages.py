@@ -213,7 +213,7 @@ def test_sparse_page_text_comes_out(tmp_path, name, mode, dpi, lines):
     """Real rapid-layout + rapidocr on the drawn pages: every line is in the Markdown and the
     output validates (before issue 10 the first page came out empty: no detection on the
     whole page, the header block empty and dropped)."""
-    from ocrstack.parsing import pipeline
+    from ocrstack.parsing.run import pipeline
 
     pdf = sparse_page(tmp_path / f"{name}.pdf", dpi=dpi, mode=mode, lines=lines)
     opts = ParseOptions(inputs=(pdf,), output=tmp_path / "out", dpi=dpi)

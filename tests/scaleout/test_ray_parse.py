@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.parsing import outputs, pipeline
+from ocrstack.parsing import outputs
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.outcomes import RunSummary
+from ocrstack.parsing.run import pipeline
+from ocrstack.parsing.run.outcomes import RunSummary
 from ocrstack.testing.fake_openai import FakeOpenAIServer
 from support.wait import wait_until
 

@@ -31,8 +31,9 @@ from ocrstack.core.errors import (
     ServerUnreachable,
     UsageError,
 )
-from ocrstack.parsing import batch, documents, outputs
+from ocrstack.parsing import documents, outputs
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.parsing.run import batch
 
 API_KEY_ENV = "OCRSTACK_API_KEY"
 #: Seconds between status polls, and how many 429 answers are waited out per input.

@@ -1,4 +1,4 @@
-"""Worker threads: take the oldest queued job and run :func:`ocrstack.parsing.pipeline.run` on it.
+"""Worker threads: take the oldest queued job and run :func:`ocrstack.parsing.run.pipeline.run` on it.
 
 The job runs exactly like ``ocrstack parse INPUT -o OUT --force`` with the job's options (same
 function, same outputs, same page cache), so a job rerun after a crash reuses every finished
@@ -7,7 +7,7 @@ rapidocr); an OpenAI-compatible recognizer is built per job (no model, cheap) an
 pipeline. Hooks used here, all public to the pipeline: ``Parser.parse_page`` (overridden to count
 pages, observe stage latencies and honour cancellation), the recognizer's ``probe``/``close`` and
 its ``http_clients``/``stats`` (per-server metrics); the job's state, error and page counts come
-from the run's returned outcome (:class:`ocrstack.parsing.outcomes.RunSummary`).
+from the run's returned outcome (:class:`ocrstack.parsing.run.outcomes.RunSummary`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from ocrstack.api.metrics import Metrics
 from ocrstack.api.store import Job, JobStore
 from ocrstack.core.errors import OcrstackError, UsageError
 from ocrstack.parsing import layout as layout_registry
-from ocrstack.parsing import outputs, pipeline
+from ocrstack.parsing import outputs
 from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.outcomes import RunSummary
+from ocrstack.parsing.run import pipeline
+from ocrstack.parsing.run.outcomes import RunSummary
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
 

@@ -1,7 +1,7 @@
 """``ocrstack bench``: client overhead, multi-endpoint scaling, memory streaming and embedded speed (issue 3).
 
 Every figure comes from running the real ``ocrstack parse`` pipeline
-(:func:`ocrstack.parsing.pipeline.run`) on PDFs generated with pypdfium2 (US-letter pages,
+(:func:`ocrstack.parsing.run.pipeline.run`) on PDFs generated with pypdfium2 (US-letter pages,
 40 lines of Helvetica text each). The OpenAI-compatible endpoints are
 :mod:`ocrstack.testing.fake_openai` servers in their own processes on 127.0.0.1,
 each answering after a fixed simulated latency and generating one request at a

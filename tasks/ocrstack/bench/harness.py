@@ -141,7 +141,7 @@ def run_pipeline(options, executor=None) -> tuple[float, object]:
             failed (the figure would not measure a whole run).
     """
     from ocrstack.core.errors import CheckFailed
-    from ocrstack.parsing import pipeline
+    from ocrstack.parsing.run import pipeline
 
     start = time.perf_counter()
     summary = pipeline.run(options, progress=False, echo=lambda _s: None, executor=executor)

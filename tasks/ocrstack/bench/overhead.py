@@ -13,9 +13,6 @@ from ocrstack.bench.results import OVERHEAD_TARGET, Row
 
 def _warm_imports() -> None:
     """Import the pipeline's modules before timing: interpreter start-up is not per-page overhead."""
-    import ocrstack.parsing.layout.whole_page
-    import ocrstack.parsing.pipeline
-    import ocrstack.parsing.recognition.openai.recognizer  # noqa: F401
 
 
 def overhead_rows(opts: BenchOptions, work: Path) -> list[Row]:

@@ -5,7 +5,7 @@ table (:mod:`ocrstack.bench.accuracy_table`, issue 11 "Done when").
 and ``text_layer``, split ``dev``, not encrypted); :func:`warm_parser` builds a
 :class:`~ocrstack.parsing.stages.Parser` for one ``--text-layer`` mode with its models
 loaded and warmed on one page; :func:`timed_run` times one file through
-:func:`ocrstack.parsing.pipeline.run`; :func:`pages_of` splits the Markdown at its page markers.
+:func:`ocrstack.parsing.run.pipeline.run`; :func:`pages_of` splits the Markdown at its page markers.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ def warm_parser(first: Path, text_layer: str, out: Path, dpi: int, recognizer: A
     """``(options, Parser)`` for a bench run (``--text-layer text_layer``, paratext kept, ``force``),
     the models loaded and warmed by parsing page 1 of ``first`` into ``out``, so timed runs
     measure pages, not model loading. ``recognizer`` replaces the registry's (bench variants)."""
-    from ocrstack.parsing import pipeline
     from ocrstack.parsing.options import ParseOptions
+    from ocrstack.parsing.run import pipeline
     from ocrstack.parsing.stages import Parser
 
     base = ParseOptions(
@@ -38,7 +38,7 @@ def warm_parser(first: Path, text_layer: str, out: Path, dpi: int, recognizer: A
 
 def timed_run(base: Any, parser: Any, source: Path, out: Path) -> tuple[Any, float]:
     """``(RunSummary, wall seconds)`` of every page of ``source`` parsed into ``out`` with ``parser``."""
-    from ocrstack.parsing import pipeline
+    from ocrstack.parsing.run import pipeline
 
     opts = dataclasses.replace(base, inputs=(source,), output=out, pages=None)
     t = time.perf_counter()

@@ -2,8 +2,8 @@
 
 Only argument parsing here: every option flag is derived from its one declaration in
 :mod:`ocrstack.parsing.options` (defaults, help, ranges), which also converts and validates the
-values; :func:`ocrstack.parsing.pipeline.run` does the work and returns its outcome, which this
-verb prints (stderr) and maps to the exit code (:meth:`ocrstack.parsing.outcomes.RunSummary.error`:
+values; :func:`ocrstack.parsing.run.pipeline.run` does the work and returns its outcome, which this
+verb prints (stderr) and maps to the exit code (:meth:`ocrstack.parsing.run.outcomes.RunSummary.error`:
 0 all ok, 7 failed pages or documents, 1 failed validation). Relative paths are resolved against
 the current directory, once (the guide's ``--set`` relative-path pitfall cannot happen).
 ``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent. ``--ray [ADDRESS]``
@@ -57,7 +57,7 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ocrstack.parsing import pipeline
+    from ocrstack.parsing.run import pipeline
 
     options = options_from_args(args)
     address = ray_options.from_args(args).ray

@@ -2,14 +2,15 @@
 
 Where things are, from the run down to one page:
 
-* The run (whole documents): :mod:`.pipeline` -- :func:`~.pipeline.run`: inputs, resume cache,
-  pages in flight, outputs; :mod:`.batch` (which inputs need work, up to date like make),
-  :mod:`.work`, :mod:`.outcomes` (ok / partial / failed per document, ``ocrstack-report.json``,
-  exit codes), :mod:`.outputs` (files, resume cache, blocks.json) and :mod:`.run` (a lock per
+* The run (whole documents), :mod:`.run`: :mod:`.run.pipeline` -- :func:`~.run.pipeline.run`:
+  inputs, resume cache, pages in flight, outputs; :mod:`.run.batch` (which inputs need work, up
+  to date like make), :mod:`.run.work` (one document's pages), :mod:`.run.outcomes` (ok / partial
+  / failed per document, ``ocrstack-report.json``, exit codes), and the run's helpers (a lock per
   output document, Ctrl-C, the progress bar, post-write checks).
-* Shared by both: :mod:`.options` (every option declared once: CLI flags, HTTP form fields,
-  validation and cache key derive from it), :mod:`.types` (blocks, pages, categories),
-  :mod:`.page_result`; :mod:`.documents` (PDFs and images to page images).
+* Shared by both: :mod:`.outputs` (files, resume cache, blocks.json; the run writes documents,
+  a page stage writes its page to the cache), :mod:`.options` (every option declared once: CLI
+  flags, HTTP form fields, validation and cache key derive from it), :mod:`.types` (blocks,
+  pages, categories), :mod:`.page_result`; :mod:`.documents` (PDFs and images to page images).
 * One page: :mod:`.stages` -- the page stages (textlayer, orient, layout, merge, paratext,
   recognise, order, figures; timed per page in blocks.json), each an object with one call
   signature, listed once (:data:`~.stages.STAGES`). What they use: :mod:`.engines` (the engine

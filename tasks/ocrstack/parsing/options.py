@@ -9,7 +9,7 @@ and HTTP form fields are flat; an engine takes its own class out of it with :met
 
 Derived from the declarations: the ``parse`` argparse arguments (:func:`add_arguments`), the object
 from parsed arguments or from strings (:func:`from_mapping`, for the HTTP API), validation
-(:func:`ocrstack.core.options.validate`, run by :func:`ocrstack.parsing.pipeline.run` for every
+(:func:`ocrstack.core.options.validate`, run by :func:`ocrstack.parsing.run.pipeline.run` for every
 caller) and the cache-key values (:func:`ocrstack.core.options.cache_values`).
 
 Precedence: declared defaults < environment (``OCR_LAYOUT_MODEL_DIR``) < CLI flags / mapping.
@@ -239,7 +239,7 @@ class OpenAIOptions(EngineOptions):
 @dataclass(frozen=True, kw_only=True)
 class ParseOptions(OpenAIOptions, LayoutOptions):
     """Everything ``ocrstack parse`` needs; built by the CLI (or :func:`from_mapping`), checked by
-    :func:`validate`, passed to :mod:`ocrstack.parsing.pipeline`.
+    :func:`validate`, passed to :mod:`ocrstack.parsing.run.pipeline`.
 
     ``inputs`` are files or directories (the CLI makes relative paths absolute against the cwd);
     every other field is an option declared below or in the engine classes it inherits.

@@ -7,8 +7,8 @@ imported only then.
 * :mod:`.options` -- the ``--ray`` option, declared once (:mod:`ocrstack.core.options`).
 * :mod:`.workers` -- what runs on the cluster: page rendering (a CPU task) and the page actor
   (one :class:`~ocrstack.parsing.stages.Parser` per actor, models loaded once per actor).
-* :mod:`.executor` -- :class:`RayExecutor`, the :class:`~ocrstack.parsing.work.PageExecutor` that
-  :func:`ocrstack.parsing.pipeline.run` hands the missing pages to.
+* :mod:`.executor` -- :class:`RayExecutor`, the :class:`~ocrstack.parsing.run.work.PageExecutor` that
+  :func:`ocrstack.parsing.run.pipeline.run` hands the missing pages to.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ The shape is Ray Data's LLM batch pattern and docling-serve's Ray engine, on Ray
   recognition actor holds the client and dispatcher over every ``--server-url``
   (``max_concurrency`` = ``concurrency x servers``, the local pipeline's page workers); an
   in-process CPU recognizer runs on the layout actor itself;
-* **assembly** -- per document on the driver by :func:`ocrstack.parsing.pipeline.run`, which also
+* **assembly** -- per document on the driver by :func:`ocrstack.parsing.run.pipeline.run`, which also
   writes each finished page to the page cache (``--cache-dir``), so an interrupted driver resumes
   at page granularity.
 
@@ -28,8 +28,8 @@ from typing import Any
 
 from ocrstack.core.errors import ConfigError, ServerUnreachable
 from ocrstack.parsing.page_result import PageResult
+from ocrstack.parsing.run.work import DocumentWork
 from ocrstack.parsing.stages import Parser
-from ocrstack.parsing.work import DocumentWork
 from ocrstack.scaleout.options import LOCAL
 from ocrstack.scaleout.workers import PageWorker, render
 
@@ -42,7 +42,7 @@ _INIT_LOCK = threading.Lock()
 
 
 class RayExecutor:
-    """A :class:`~ocrstack.parsing.work.PageExecutor` on a Ray cluster.
+    """A :class:`~ocrstack.parsing.run.work.PageExecutor` on a Ray cluster.
 
     Args:
         address: ``local`` (start a Ray on 127.0.0.1 for this run and stop it after), ``auto``,
@@ -126,7 +126,8 @@ class RayExecutor:
         work: list[DocumentWork],
         page_done: Callable[[DocumentWork, int, PageResult | BaseException], None],
     ) -> None:
-        """Compute every missing page of ``work`` on Ray; see :class:`~ocrstack.parsing.work.PageExecutor`.
+        """Compute every missing page of ``work`` on Ray; see
+        :class:`~ocrstack.parsing.run.work.PageExecutor`.
 
         Raises:
             ServerUnreachable / ServerRejected / ConfigError: the cluster or an engine fails its

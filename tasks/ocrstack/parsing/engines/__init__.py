@@ -1,7 +1,7 @@
 """The engine protocol: base classes for layout providers and recognizers, with a default for
 everything the pipeline asks of an engine.
 
-:mod:`ocrstack.parsing.pipeline` and :mod:`ocrstack.parsing.outputs` only call these methods and
+:mod:`ocrstack.parsing.run.pipeline` and :mod:`ocrstack.parsing.outputs` only call these methods and
 read these attributes; they never compare engine kinds as strings or look hooks up with
 ``getattr``. So **adding an engine is one module plus one registry line**:
 

@@ -10,7 +10,7 @@ active exception``, rc 134.
 
 What happens instead:
 
-* :func:`sigint_guard` (main thread only, in :func:`ocrstack.parsing.pipeline.run`): the first
+* :func:`sigint_guard` (main thread only, in :func:`ocrstack.parsing.run.pipeline.run`): the first
   SIGINT sets :data:`STOP` and raises :class:`KeyboardInterrupt` as usual; pages not started
   are cancelled (workers check :data:`STOP` before each page), pages in flight are abandoned.
   Finished pages are already in the page cache (written as each page finishes, atomically).

@@ -1,4 +1,4 @@
-"""What a page executor gets from :func:`ocrstack.parsing.pipeline.run`: the inputs of a run as
+"""What a page executor gets from :func:`ocrstack.parsing.run.pipeline.run`: the inputs of a run as
 :class:`DocumentWork` (selected pages, cache hits, results so far; :meth:`DocumentWork.record`
 keeps each page's outcome), and the :class:`PageExecutor` protocol for computing the missing pages
 elsewhere (``ocrstack parse --ray``:

@@ -32,18 +32,18 @@ from ocrstack.core.errors import (
     UsageError,
 )
 from ocrstack.core.results import Report
-from ocrstack.parsing import batch, documents, outcomes, outputs
+from ocrstack.parsing import documents, outputs
 from ocrstack.parsing.assembly.markdown import render_document
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
-from ocrstack.parsing.outcomes import DocumentSummary, RunSummary
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.run import doclock, interrupts
+from ocrstack.parsing.run import batch, doclock, interrupts, outcomes
+from ocrstack.parsing.run.outcomes import DocumentSummary, RunSummary
 from ocrstack.parsing.run.progress import Progress
 from ocrstack.parsing.run.validate import validate
+from ocrstack.parsing.run.work import FATAL, DocumentWork, PageExecutor
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import PageImage
-from ocrstack.parsing.work import FATAL, DocumentWork, PageExecutor
 
 #: Problems of one document (unreadable, --pages beyond its end, output held or made from
 #: another input): with several inputs they fail that document only (issue 10).
@@ -68,7 +68,7 @@ def run(
     executor: PageExecutor | None = None,
 ) -> RunSummary:
     """Parse every input of ``options``; write NAME.md and NAME.blocks.json per input into
-    ``options.output``, and for several inputs ``ocrstack-report.json`` (:mod:`ocrstack.parsing.outcomes`).
+    ``options.output``, and for several inputs ``ocrstack-report.json`` (:mod:`.outcomes`).
 
     Like ``make``: an input whose finished output matches its sha256, the settings and the page
     selection is reported "up to date" and skipped; an interrupted one resumes from the page
@@ -82,7 +82,7 @@ def run(
     :class:`ocrstack.scaleout.RayExecutor`); cache, assembly and outputs stay here.
 
     Returns:
-        The run's outcome (:class:`~ocrstack.parsing.outcomes.RunSummary`), whatever the status of
+        The run's outcome (:class:`~ocrstack.parsing.run.outcomes.RunSummary`), whatever the status of
         its documents: failed pages, blocks or validation are data, not exceptions (the caller
         prints :meth:`~RunSummary.lines` and maps :meth:`~RunSummary.error` to its exit code).
 

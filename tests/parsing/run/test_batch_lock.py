@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from tests.parsing.test_batch import _partial, _run
+from tests.parsing.run.test_batch import _partial, _run
 
 from ocrstack.core.errors import InputError, OutputLocked, ServerRejected
-from ocrstack.parsing import outputs, pipeline
+from ocrstack.parsing import outputs
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.run import doclock
+from ocrstack.parsing.run import doclock, pipeline
 from support.wait import wait_until
 
 HOLDER = textwrap.dedent(

@@ -1,4 +1,4 @@
-"""Pipeline orchestration (ocrstack.parsing.pipeline) with counting fake providers on generated images:
+"""Pipeline orchestration (ocrstack.parsing.run.pipeline) with counting fake providers on generated images:
 resume, changed settings, --force, partial failure, fatal server errors, validation."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from PIL import Image, ImageDraw
 
 from ocrstack.core.errors import CheckFailed, PartialSuccess, ServerRejected, UsageError
-from ocrstack.parsing import pipeline
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.outcomes import Status
+from ocrstack.parsing.run import pipeline
+from ocrstack.parsing.run.outcomes import Status
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import Block, Category, PageImage
 from support.inputs import multipage_tiff

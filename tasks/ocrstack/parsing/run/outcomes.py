@@ -1,6 +1,6 @@
 """What a run of ``ocrstack parse`` returns: its outcome as data, and the batch report (issue 10).
 
-:func:`ocrstack.parsing.pipeline.run` returns a :class:`RunSummary`: one :class:`DocumentSummary`
+:func:`ocrstack.parsing.run.pipeline.run` returns a :class:`RunSummary`: one :class:`DocumentSummary`
 per input whose :attr:`~DocumentSummary.status` is a :class:`Status` -- docling's SUCCESS /
 PARTIAL_SUCCESS / FAILURE per document (``docling.datamodel.base_models.ConversionStatus``),
 written ``ok`` / ``partial`` / ``failed`` in the report. A batch goes on past a failed document

@@ -13,10 +13,10 @@ import pytest
 
 from ocrstack import cli
 from ocrstack.core.errors import InputError, PartialSuccess, UsageError
-from ocrstack.parsing import outcomes, pipeline
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.outcomes import RunSummary, Status
+from ocrstack.parsing.run import outcomes, pipeline
+from ocrstack.parsing.run.outcomes import RunSummary, Status
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import Block, Category, PageImage
 from support.inputs import multipage_tiff

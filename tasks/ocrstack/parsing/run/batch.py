@@ -11,7 +11,7 @@ from pathlib import Path
 from ocrstack.core.errors import InputError, UsageError
 from ocrstack.parsing import documents, outputs
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.outcomes import DocumentSummary
+from ocrstack.parsing.run.outcomes import DocumentSummary
 
 
 def without_outputs(files: list[Path], inputs: tuple[Path, ...], out_dir: Path) -> list[Path]:
