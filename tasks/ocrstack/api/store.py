@@ -1,5 +1,8 @@
 """Durable job store: one SQLite database (WAL mode) plus one directory per job.
 
+SQLite is the embedded single-node store; :mod:`ocrstack.api.postgres` is the one N replicas share
+(both satisfy :class:`ocrstack.api.stores.Store`; :func:`ocrstack.api.stores.open_store` picks).
+
 Layout under the data directory (``ocrstack api serve --data-dir``)::
 
     jobs.sqlite3                 jobs and page runs (WAL: readers never block the writer)
@@ -84,14 +87,17 @@ class QueueFull(Exception):
     """The bounded queue is full (the app answers 429 with ``Retry-After``)."""
 
 
-class JobStore:
-    """Thread-safe access to the database and the job directories.
+class JobFiles:
+    """The files half of every store: ``jobs/<id>/`` and ``uploads/`` under ``data_dir``.
 
     Args:
-        data_dir: created when missing.
+        data_dir: created when missing (shared storage when replicas share a database).
         max_queue: jobs that may be queued or running at once; more -> :class:`QueueFull`.
         ttl: seconds a finished job (and its files) is kept.
     """
+
+    #: Seconds a worker's claim on a job lasts without a heartbeat; None: no leases (one process).
+    lease: float | None = None
 
     def __init__(self, data_dir: Path, max_queue: int = 100, ttl: float = 86400.0) -> None:
         self.data_dir = Path(data_dir)
@@ -100,22 +106,8 @@ class JobStore:
         (self.data_dir / "uploads").mkdir(exist_ok=True)
         self.max_queue = max_queue
         self.ttl = ttl
+        #: This process's id in ``page_runs`` (and its lease owner name in PostgreSQL).
         self.boot = secrets.token_hex(4)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.data_dir / "jobs.sqlite3", check_same_thread=False, isolation_level=None, timeout=30
-        )
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
-
-    def close(self) -> None:
-        """Close the database connection."""
-        with self._lock:
-            self._db.close()
-
-    # -- paths
 
     def job_dir(self, job_id: str) -> Path:
         """``jobs/<id>``; ``job_id`` comes from :func:`secrets.token_hex` only (checked)."""
@@ -130,6 +122,26 @@ class JobStore:
     def upload_tmp(self) -> Path:
         """A fresh temporary path for a streaming upload (moved into a job when accepted)."""
         return self.data_dir / "uploads" / f"{secrets.token_hex(8)}.part"
+
+
+class JobStore(JobFiles):
+    """The SQLite store: thread-safe access to ``jobs.sqlite3`` (one process; see :class:`JobFiles`)."""
+
+    def __init__(self, data_dir: Path, max_queue: int = 100, ttl: float = 86400.0) -> None:
+        super().__init__(data_dir, max_queue, ttl)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.data_dir / "jobs.sqlite3", check_same_thread=False, isolation_level=None, timeout=30
+        )
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
 
     # -- writes
 
@@ -181,6 +193,13 @@ class JobStore:
             ).fetchone()
         return self.get(row["id"]) if row else None
 
+    def heartbeat(self, job_id: str) -> str:
+        """``held`` while ``job_id`` runs, ``cancelled`` after a cancel, else ``lost`` (no lease here)."""
+        with self._lock:
+            row = self._db.execute("SELECT state FROM jobs WHERE id=?", (job_id,)).fetchone()
+        state = row["state"] if row else None
+        return "held" if state == "running" else "cancelled" if state == "cancelled" else "lost"
+
     def progress(self, job_id: str, done: int) -> None:
         """Set pages done of a running job."""
         with self._lock:
@@ -203,15 +222,16 @@ class JobStore:
         cached: int = 0,
         error: str | None = None,
         fix: str | None = None,
-    ) -> None:
-        """Move a running job to a terminal ``state`` (a cancelled job stays cancelled)."""
+    ) -> bool:
+        """Move a running job to a terminal ``state`` (a cancelled job stays cancelled); True if moved."""
         now = time.time()
         with self._lock:
-            self._db.execute(
+            cur = self._db.execute(
                 "UPDATE jobs SET state=?, pages_done=?, pages_cached=?, error=?, fix=?, finished=?, expires=?"
                 " WHERE id=? AND state='running'",
                 (state, done, cached, error, fix, now, now + self.ttl, job_id),
             )
+        return cur.rowcount > 0
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job (its files are deleted; the record stays until it expires).
