@@ -10,8 +10,8 @@ import psycopg
 import pytest
 
 from ocrstack.api.postgres import PostgresJobStore, describe, migrations
-from ocrstack.api.store import QueueFull
-from ocrstack.api.stores import StoreUnavailable, open_store
+from ocrstack.api.store import QueueFull, StoreUnavailable
+from ocrstack.api.stores import open_store
 from ocrstack.core.errors import UsageError
 
 pytestmark = [pytest.mark.server]

@@ -25,7 +25,7 @@ from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.schemas import install_handlers
 from ocrstack.api.service import Service
-from ocrstack.api.store import JobStore
+from ocrstack.api.stores import open_store
 from ocrstack.api.worker import Worker
 
 
@@ -67,7 +67,13 @@ async def _count(request: Request, call_next: Callable[[Request], Awaitable[Resp
 
 def create_app(config: ServiceConfig) -> FastAPI:
     """Build the app with its store, metrics and worker (started/stopped with the app's lifespan)."""
-    store = JobStore(config.data_dir, max_queue=config.max_queue, ttl=config.ttl_hours * 3600)
+    store = open_store(
+        config.database,
+        config.data_dir,
+        max_queue=config.max_queue,
+        ttl=config.ttl_hours * 3600,
+        lease=config.lease_seconds,
+    )
     metrics = Metrics(store.counts)
     worker = Worker(
         store, metrics, config.base, threads=config.workers, executor=_executor_factory(config.ray)

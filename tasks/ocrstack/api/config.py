@@ -15,6 +15,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ocrstack.api.stores import DATABASE_ENV
 from ocrstack.core import options as opt
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.options import ParseOptions
@@ -59,6 +60,23 @@ class ServiceConfig:
         env=API_KEY_ENV,
         secret=True,
         help=f"require this key (default: ${API_KEY_ENV}; never logged)",
+    )
+    database: str | None = opt.option(
+        None,
+        flags=("--database",),
+        env=DATABASE_ENV,
+        secret=True,
+        metavar="URL",
+        help=f"postgresql://... job store shared by N replicas (default: ${DATABASE_ENV}, "
+        "else SQLite in --data-dir; never logged)",
+    )
+    lease_seconds: float = opt.option(
+        30.0,
+        flags=("--lease-seconds",),
+        convert=float,
+        above=0,
+        example="30",
+        help="PostgreSQL: a dead replica's job is resumed elsewhere after this ({default:g})",
     )
     workers: int = opt.option(
         1, flags=("--workers",), convert=int, minimum=1, example="1", help="jobs parsed at once ({default})"

@@ -31,8 +31,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from ocrstack.api.store import STATES, Job, JobFiles, QueueFull
-from ocrstack.api.stores import StoreUnavailable
+from ocrstack.api.store import STATES, Job, JobFiles, QueueFull, StoreUnavailable
 
 log = logging.getLogger("ocrstack.api")
 #: ``pg_advisory_xact_lock`` keys: migrations, and the queue bound check in :meth:`create`.

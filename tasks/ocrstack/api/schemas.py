@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from ocrstack.api import options as api_options
-from ocrstack.api.store import QueueFull
+from ocrstack.api.store import QueueFull, StoreUnavailable
 from ocrstack.api.uploads import TooLarge
 from ocrstack.core import options as core_options
 from ocrstack.core.errors import InputError, OcrstackError, UsageError
@@ -43,7 +43,12 @@ def api_wording(text: str | None) -> str | None:
 
 
 #: OcrstackError subclass -> HTTP status (first match wins; the rest -> 400).
-STATUS: tuple[tuple[type[OcrstackError], int], ...] = ((TooLarge, 413), (InputError, 422), (UsageError, 400))
+STATUS: tuple[tuple[type[OcrstackError], int], ...] = (
+    (TooLarge, 413),
+    (InputError, 422),
+    (UsageError, 400),
+    (StoreUnavailable, 503),  # the job database is down (PostgreSQL store): retry
+)
 
 
 class ErrorBody(BaseModel):

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException
 
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.metrics import Metrics
-from ocrstack.api.store import JobStore
+from ocrstack.api.stores import Store
 from ocrstack.api.worker import Worker
 
 
@@ -27,7 +27,7 @@ class Service:
     """What the routes share: the settings, the job store, the metrics and the worker."""
 
     config: ServiceConfig
-    store: JobStore
+    store: Store
     metrics: Metrics
     worker: Worker
 

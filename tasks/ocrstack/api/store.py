@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ocrstack.core.errors import ServerUnreachable
+
 ACTIVE = ("queued", "running")
 TERMINAL = ("done", "partial", "failed", "cancelled")
 STATES = ACTIVE + TERMINAL
@@ -85,6 +87,10 @@ class Job:
 
 class QueueFull(Exception):
     """The bounded queue is full (the app answers 429 with ``Retry-After``)."""
+
+
+class StoreUnavailable(ServerUnreachable):
+    """The job database did not answer within the reconnect window (the app answers 503)."""
 
 
 class JobFiles:

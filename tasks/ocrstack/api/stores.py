@@ -18,15 +18,11 @@ from pathlib import Path
 from typing import Protocol
 
 from ocrstack.api.store import Job, JobStore
-from ocrstack.core.errors import ServerUnreachable, UsageError
+from ocrstack.core.errors import UsageError
 
 #: Environment variable read when ``--database`` is absent (keeps the DSN out of ``ps`` output).
 DATABASE_ENV = "OCRSTACK_DATABASE_URL"
 SCHEMES = ("postgresql://", "postgres://")
-
-
-class StoreUnavailable(ServerUnreachable):
-    """The job database did not answer within the reconnect window (the app answers 503)."""
 
 
 class Store(Protocol):

@@ -24,7 +24,8 @@ from typing import Any
 
 from ocrstack.api import options as api_options
 from ocrstack.api.metrics import Metrics
-from ocrstack.api.store import Job, JobStore
+from ocrstack.api.store import Job, StoreUnavailable
+from ocrstack.api.stores import Store
 from ocrstack.core.errors import OcrstackError, UsageError
 from ocrstack.parsing import layout as layout_registry
 from ocrstack.parsing import outputs
@@ -141,7 +142,7 @@ class _JobExecutor:
 
 
 class Worker:
-    """``threads`` worker threads over one :class:`JobStore`.
+    """``threads`` worker threads over one job store (plus a heartbeat thread when it has leases).
 
     Args:
         base: the service's default options (``ocrstack api serve`` flags, incl. the recognizer API key).
@@ -150,7 +151,7 @@ class Worker:
 
     def __init__(
         self,
-        store: JobStore,
+        store: Store,
         metrics: Metrics,
         base: ParseOptions,
         threads: int = 1,
@@ -165,6 +166,8 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._cancel: set[str] = set()
+        self._held: set[str] = set()  # jobs running here (their leases are renewed)
+        self._lost: set[str] = set()  # leases another replica took over: stop, keep the files
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._last_expire = 0.0
@@ -180,6 +183,10 @@ class Worker:
             log.info("requeued %d job(s) left running by the previous server", requeued)
         for i in range(self.threads):
             t = threading.Thread(target=self._loop, name=f"ocrstack-job-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        if self.store.lease:
+            t = threading.Thread(target=self._beat, name="ocrstack-lease", daemon=True)
             t.start()
             self._threads.append(t)
 
@@ -206,6 +213,25 @@ class Worker:
 
     # -- loop
 
+    def _beat(self) -> None:
+        """Renew the lease of every job running here every ``lease/3`` s; stop those cancelled or lost."""
+        assert self.store.lease
+        while not self._stop.wait(self.store.lease / 3):
+            with self._lock:
+                held = list(self._held)
+            for job_id in held:
+                try:
+                    state = self.store.heartbeat(job_id)
+                except StoreUnavailable as exc:
+                    log.warning("lease of job %s not renewed: %s", job_id, exc.message)
+                    continue
+                if state != "held":
+                    log.warning("job %s was %s elsewhere; stopping it here", job_id, state)
+                    with self._lock:
+                        self._cancel.add(job_id)
+                        if state == "lost":
+                            self._lost.add(job_id)
+
     def _loop(self) -> None:
         engines: dict[tuple, Any] = {}  # per thread: rapidocr/onnxruntime sessions are not shared
         self._warm(engines)
@@ -215,15 +241,25 @@ class Worker:
                 self._last_expire = now
                 for job_id in self.store.expire(now):
                     log.info("job %s expired and was deleted", job_id)
-            job = self.store.claim()
+            try:
+                job = self.store.claim()
+            except StoreUnavailable as exc:
+                log.error("%s; retrying", exc.message)
+                job = None
             if job is None:
                 self._wake.wait(0.5)
                 self._wake.clear()
                 continue
             self.metrics.jobs_running.inc()
+            with self._lock:
+                self._held.add(job.id)
             try:
                 self._run(job, engines)
+            except StoreUnavailable as exc:  # the lease runs out; another claim resumes the job
+                log.error("job %s left unfinished: %s", job.id, exc.message)
             finally:
+                with self._lock:
+                    self._held.discard(job.id)
                 self.metrics.jobs_running.dec()
 
     def _warm(self, engines: dict[tuple, Any]) -> None:
@@ -307,13 +343,19 @@ class Worker:
         with self._lock:
             was_cancelled = job.id in self._cancel
             self._cancel.discard(job.id)
+            lost = job.id in self._lost
+            self._lost.discard(job.id)
+        if lost:  # another replica holds it now and writes its result
+            return
         if was_cancelled or state == "cancelled":
             shutil.rmtree(self.store.job_dir(job.id), ignore_errors=True)
             self.metrics.jobs_finished.labels("cancelled").inc()
             return
         if state in ("done", "partial"):
             _publish_source(self.store.out_dir(job.id), job.filename)
-        self.store.finish(job.id, state, done=done, cached=cached, error=error, fix=fix)
+        if not self.store.finish(job.id, state, done=done, cached=cached, error=error, fix=fix):
+            log.warning("job %s was finished or taken over elsewhere; not recorded here", job.id)
+            return
         self.metrics.jobs_finished.labels(state).inc()
         log.info("job %s %s in %.2f s", job.id, state, time.perf_counter() - started)
 
