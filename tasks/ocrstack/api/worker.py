@@ -179,6 +179,7 @@ class Worker:
     def start(self) -> None:
         """Requeue jobs a killed server left running, then start the threads."""
         requeued = self.store.recover()
+        log.info("worker %s: %d thread(s)", self.store.boot, self.threads)  # page_runs.boot, lease owner
         if requeued:
             log.info("requeued %d job(s) left running by the previous server", requeued)
         for i in range(self.threads):
