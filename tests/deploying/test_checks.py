@@ -9,7 +9,7 @@ import pytest
 from ocrstack.cli import build_parser, main
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Status
-from ocrstack.deploying import checks
+from ocrstack.deploying import checks, kustomize
 
 
 @pytest.mark.proc
@@ -58,7 +58,8 @@ def test_deploy_check_passes_on_the_checkout(deploy: Path) -> None:
     assert report.ok, report.to_text()
     names = [c.name for c in report.checks]
     assert names[0] == "hadolint" and "compose" in names
-    assert {f"k8s:{o}" for o in ("dspark", "standard", "upstream")} <= set(names)
+    assert {f"k8s:{o}" for o in ("dspark", "standard", "upstream", "replicas")} <= set(names)
+    assert "overlay-args:replicas" not in names  # no serve profile of its own
     assert all(c.status is Status.PASS for c in report.checks if c.name.startswith("k8s:"))
 
 
@@ -66,14 +67,34 @@ def test_deploy_check_passes_on_the_checkout(deploy: Path) -> None:
 def test_deploy_check_fails_on_a_broken_manifest(
     deploy_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hpa = deploy_copy / "k8s" / "base" / "api-hpa.yaml"
+    hpa = deploy_copy / "k8s" / "overlays" / "replicas" / "api-hpa.yaml"
     hpa.write_text(hpa.read_text().replace("maxReplicas: 8", "maxReplicas: eight"))
     with pytest.raises(
-        CheckFailed, match=r"k8s:dspark: HorizontalPodAutoscaler/ocrstack-api: spec\.maxReplicas"
+        CheckFailed, match=r"k8s:replicas: HorizontalPodAutoscaler/ocrstack-api: spec\.maxReplicas"
     ):
         checks.run_all(build_parser(), deploy_copy).raise_if_failed("deploy check")
     assert main(["deploy", "--deploy-dir", str(deploy_copy), "check"]) != 0
-    assert "[   fail] k8s:upstream" in capsys.readouterr().out
+    assert "[   fail] k8s:replicas" in capsys.readouterr().out
+
+
+def test_scaling_over_sqlite_is_refused(deploy: Path) -> None:
+    base = kustomize.build(deploy / "k8s" / "overlays" / "dspark")
+    replicas = kustomize.build(deploy / "k8s" / "overlays" / "replicas")
+    assert checks.scaling_problems(base) == [] and checks.scaling_problems(replicas) == []
+    for d in replicas:  # the replicas overlay without its database: SQLite under an HPA
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == "ocrstack-api":
+            d["spec"]["template"]["spec"]["containers"][0]["env"] = []
+    assert checks.scaling_problems(replicas) == [
+        "Deployment/ocrstack-api: replicas 2 over the SQLite job store",
+        "Deployment/ocrstack-api: strategy must be Recreate over the SQLite job store",
+        "HorizontalPodAutoscaler/ocrstack-api scales ocrstack-api, which keeps its jobs in SQLite",
+    ]
+    for d in base:  # a rolling update would open one SQLite file from two pods
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == "ocrstack-api":
+            del d["spec"]["strategy"]
+    assert checks.scaling_problems(base) == [
+        "Deployment/ocrstack-api: strategy must be Recreate over the SQLite job store"
+    ]
 
 
 @pytest.mark.proc

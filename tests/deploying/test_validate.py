@@ -11,7 +11,7 @@ import yaml
 
 from ocrstack.deploying import kustomize, validate
 
-OVERLAYS = ["dspark", "standard", "upstream"]
+OVERLAYS = ["dspark", "standard", "upstream", "replicas"]
 
 
 def objects(deploy: Path, overlay: str = "dspark") -> dict[str, dict[str, Any]]:
@@ -27,13 +27,15 @@ def test_every_object_validates(overlay: str, deploy: Path) -> None:
         "Service/ocrstack-vllm",
         "Deployment/ocrstack-api",
         "Service/ocrstack-api",
-        "HorizontalPodAutoscaler/ocrstack-api",
         "RayJob/ocrstack-parse",
         "ServiceMonitor/ocrstack-api",
         "PodMonitor/ocrstack-vllm",
     } <= set(objs)
     for key, doc in objs.items():
         assert validate.validate_object(doc, deploy / "schemas") == [], key
+    # the HPA and the database only where the api runs on PostgreSQL (issue 23)
+    scaled = {"HorizontalPodAutoscaler/ocrstack-api", "StatefulSet/ocrstack-postgres"}
+    assert (scaled <= set(objs)) if overlay == "replicas" else not (scaled & set(objs))
 
 
 def _container(doc: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +57,7 @@ def test_core_object_unknown_field_fails_strict(deploy: Path) -> None:
 
 
 def test_hpa_without_target_fails(deploy: Path) -> None:
-    hpa = copy.deepcopy(objects(deploy)["HorizontalPodAutoscaler/ocrstack-api"])
+    hpa = copy.deepcopy(objects(deploy, "replicas")["HorizontalPodAutoscaler/ocrstack-api"])
     del hpa["spec"]["metrics"][0]["pods"]["target"]
     assert validate.validate_object(hpa, deploy / "schemas")
 

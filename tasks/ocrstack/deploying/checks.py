@@ -10,7 +10,10 @@ Checks, in order (one :class:`~ocrstack.core.results.Check` each):
 * ``overlay-args:<overlay>``: the committed ``server-args.yaml`` equals a fresh render.
 * ``k8s:<overlay>``: each rendered object validates (:mod:`.validate`), the server container's
   ``--port`` equals its ``http`` containerPort, and the startupProbe allows at least
-  ``serve.first-start-seconds`` (envs/versions.yaml; guide 4.4).
+  ``serve.first-start-seconds`` (envs/versions.yaml; guide 4.4); an api that keeps its jobs in
+  SQLite (no ``--database``/``$OCRSTACK_DATABASE_URL``) runs as one pod with a ``Recreate``
+  strategy and no HorizontalPodAutoscaler (:func:`scaling_problems`, issue 23). Overlays
+  without a serve profile (``overlays/replicas``) get this check too, not ``overlay-args``.
 * ``cli-args``: every ``ocrstack ...`` command in the manifests, compose and Dockerfile CMDs parses
   with this package's CLI.
 * ``compose``: the compose-spec schema, a GPU reservation on vllm, vllm's command equal to the
@@ -192,6 +195,43 @@ def server_problems(docs: list[dict[str, Any]], first_start: float) -> list[str]
     return out
 
 
+def _uses_postgres(container: dict[str, Any]) -> bool:
+    """True when an ``ocrstack api serve`` container names a database (argument or environment)."""
+    argv = [*(container.get("command") or []), *(container.get("args") or [])]
+    env = {e.get("name") for e in container.get("env") or []}
+    return "--database" in argv or "OCRSTACK_DATABASE_URL" in env
+
+
+def scaling_problems(docs: list[dict[str, Any]]) -> list[str]:
+    """An api Deployment on SQLite must be one pod, ``Recreate``, and no HPA's target (issue 23).
+
+    SQLite's locking is not reliable on network file systems and each pod would run its own
+    queue; only the PostgreSQL job store (``--database``) is shared by replicas.
+    """
+    sqlite = set()
+    for d in docs:
+        if d["kind"] != "Deployment":
+            continue
+        for c in d["spec"]["template"]["spec"].get("containers", []):
+            argv = [*(c.get("command") or []), *(c.get("args") or [])]
+            if "ocrstack" in argv and "api" in argv and "serve" in argv and not _uses_postgres(c):
+                sqlite.add(d["metadata"]["name"])
+    out = []
+    for d in docs:
+        name = d["metadata"].get("name")
+        if d["kind"] == "Deployment" and name in sqlite:
+            if d["spec"].get("replicas", 1) != 1:
+                out.append(f"Deployment/{name}: replicas {d['spec']['replicas']} over the SQLite job store")
+            if (d["spec"].get("strategy") or {}).get("type") != "Recreate":
+                out.append(f"Deployment/{name}: strategy must be Recreate over the SQLite job store")
+        target = (d.get("spec") or {}).get("scaleTargetRef") or {}
+        if d["kind"] == "HorizontalPodAutoscaler" and target.get("name") in sqlite:
+            out.append(
+                f"HorizontalPodAutoscaler/{name} scales {target['name']}, which keeps its jobs in SQLite"
+            )
+    return out
+
+
 def compose_problems(deploy: Path, targets: servers.Targets) -> list[str]:
     """Schema errors and content problems of ``deploy/compose.yaml`` (see the module docstring)."""
     path = deploy / "compose.yaml"
@@ -272,24 +312,29 @@ def run_all(
     targets = servers.load_targets(deploy)
     first_start = float(versions.pin("serve.first-start-seconds"))
     first = next(iter(targets.overlays))
-    for overlay in targets.overlays:
+    extra = sorted(p.name for p in (deploy / "k8s" / "overlays").iterdir()
+                   if (p / kustomize.KUSTOMIZATION).is_file() and p.name not in targets.overlays)  # fmt: skip
+    for overlay in [*targets.overlays, *extra]:
         odir = deploy / "k8s" / "overlays" / overlay
-        patch = odir / servers.PATCH_FILE
-        fresh = servers.overlay_patch_text(overlay, targets)
-        stale = (
-            [] if patch.is_file() and patch.read_text(encoding="utf-8") == fresh else [f"{patch} is stale"]
-        )
-        report.add(
-            _check(
-                f"overlay-args:{overlay}",
-                stale,
-                f"equals profile {targets.overlays[overlay]}",
-                "run `ocrstack deploy sync` and commit the result",
+        if overlay in targets.overlays:
+            patch = odir / servers.PATCH_FILE
+            fresh = servers.overlay_patch_text(overlay, targets)
+            stale = (
+                []
+                if patch.is_file() and patch.read_text(encoding="utf-8") == fresh
+                else [f"{patch} is stale"]
             )
-        )
+            report.add(
+                _check(
+                    f"overlay-args:{overlay}",
+                    stale,
+                    f"equals profile {targets.overlays[overlay]}",
+                    "run `ocrstack deploy sync` and commit the result",
+                )
+            )
         docs = kustomize.build(odir)
         errors = [e for d in docs for e in validate.validate_object(d, deploy / "schemas", version)]
-        errors += server_problems(docs, first_start)
+        errors += server_problems(docs, first_start) + scaling_problems(docs)
         report.add(
             _check(f"k8s:{overlay}", errors, f"{len(docs)} objects valid", "fix the manifest fields shown")
         )
