@@ -22,7 +22,7 @@ def tiny_png(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg_cluster():  # noqa: ANN201
+def pg_cluster():
     """A private PostgreSQL cluster for the session (skipped with the reason when not installed)."""
     from support import postgres
 
@@ -37,7 +37,7 @@ def pg_cluster():  # noqa: ANN201
 
 
 @pytest.fixture
-def pg_url(pg_cluster) -> str:  # noqa: ANN001
+def pg_url(pg_cluster) -> str:
     """URL of a fresh database on :func:`pg_cluster` for this test."""
     import secrets
 

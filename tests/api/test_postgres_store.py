@@ -17,7 +17,7 @@ from ocrstack.core.errors import UsageError
 pytestmark = [pytest.mark.server]
 
 
-def add(store: PostgresJobStore, name: str = "a.pdf"):  # noqa: ANN201
+def add(store: PostgresJobStore, name: str = "a.pdf"):
     path = store.upload_tmp()
     path.write_bytes(b"%PDF-1.4 x")
     return store.create(upload=path, name=name, filename=name, options={"dpi": 200}, pages_total=3)
@@ -97,7 +97,7 @@ def test_recover_requeues_only_expired_leases(pg_url: str, tmp_path: Path) -> No
     assert a.get(held.id).state == "running" and a.get(dead.id).state == "queued"
 
 
-def test_reconnects_after_a_database_restart(pg_cluster, pg_url: str, tmp_path: Path) -> None:  # noqa: ANN001
+def test_reconnects_after_a_database_restart(pg_cluster, pg_url: str, tmp_path: Path) -> None:
     store = PostgresJobStore(pg_url, tmp_path / "data")
     job = add(store)
     pg_cluster.restart()
@@ -105,7 +105,7 @@ def test_reconnects_after_a_database_restart(pg_cluster, pg_url: str, tmp_path: 
     assert store.claim().id == job.id
 
 
-def test_dsn_and_password_never_reach_messages(pg_cluster, tmp_path: Path) -> None:  # noqa: ANN001
+def test_dsn_and_password_never_reach_messages(pg_cluster, tmp_path: Path) -> None:
     from support.postgres import free_port
 
     url = f"postgresql://ocrstack:s3cret-pw@127.0.0.1:{free_port()}/jobs"

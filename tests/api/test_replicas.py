@@ -94,7 +94,7 @@ def test_sigkill_of_the_holder_hands_the_job_to_another_replica(pg_url: str, tmp
     assert state == "done" and last != owner
 
 
-def test_database_restart_mid_run_loses_nothing(pg_cluster, pg_url: str, tmp_path: Path) -> None:  # noqa: ANN001
+def test_database_restart_mid_run_loses_nothing(pg_cluster, pg_url: str, tmp_path: Path) -> None:
     data = tmp_path / "data"
     pdf = make_pdf(tmp_path / "six.pdf", pages=PAGES)
     with (
