@@ -111,3 +111,63 @@ def test_database_restart_mid_run_loses_nothing(pg_cluster, pg_url: str, tmp_pat
     assert final["status"] == "done" and final["pages_done"] == PAGES
     pages = [p for p, _ in runs(pg_url, job["id"])]
     assert sorted(pages) == list(range(PAGES))  # every page once, none lost
+
+
+def holder_of(
+    url: str, job_id: str, replicas: list[ServiceProcess]
+) -> tuple[ServiceProcess, ServiceProcess, str]:
+    """(the replica holding ``job_id``, the other one, its boot id) from the job's ``owner``."""
+    with psycopg.connect(url) as conn:
+        (owner,) = conn.execute("SELECT owner FROM jobs WHERE id=%s", (job_id,)).fetchone()
+    holder, other = sorted(replicas, key=lambda r: f"worker {owner}" not in r.log.read_text())
+    assert f"worker {owner}" in holder.log.read_text()
+    return holder, other, owner
+
+
+def wait_log(svc: ServiceProcess, text: str, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while text not in svc.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return text in svc.log.read_text()
+
+
+def test_delete_on_another_replica_stops_the_running_job(pg_url: str, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    pdf = make_pdf(tmp_path / "six.pdf", pages=PAGES)
+    with FakeOpenAIServer(latency=0.5, max_concurrent=1) as fake, ExitStack() as stack:
+        replicas = [stack.enter_context(replica(data, pg_url, fake, n)) for n in ("a", "b")]
+        with httpx.Client(base_url=replicas[0].url, trust_env=False, timeout=30) as c:
+            job = c.post("/v1/jobs", files={"file": ("six.pdf", pdf.read_bytes())}).json()
+        wait_cached(data, job["id"], 1)
+        holder, other, _ = holder_of(pg_url, job["id"], replicas)
+        with httpx.Client(base_url=other.url, trust_env=False, timeout=30) as c:
+            assert c.delete(job["status_url"]).json() == {"id": job["id"], "status": "cancelled"}
+            assert wait_log(holder, f"job {job['id']} was cancelled elsewhere")
+            deadline = time.monotonic() + 30
+            while (data / "jobs" / job["id"]).exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not (data / "jobs" / job["id"]).exists()  # the holder dropped the files
+            assert c.get(job["status_url"]).json()["status"] == "cancelled"
+        assert len(cached_pages(data, job["id"])) == 0
+
+
+def test_a_replica_whose_lease_was_taken_stops_and_keeps_the_files(pg_url: str, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    pdf = make_pdf(tmp_path / "six.pdf", pages=PAGES)
+    with FakeOpenAIServer(latency=0.5, max_concurrent=1) as fake, ExitStack() as stack:
+        replicas = [stack.enter_context(replica(data, pg_url, fake, n)) for n in ("a", "b")]
+        with httpx.Client(base_url=replicas[0].url, trust_env=False, timeout=30) as c:
+            job = c.post("/v1/jobs", files={"file": ("six.pdf", pdf.read_bytes())}).json()
+        wait_cached(data, job["id"], 1)
+        holder, other, owner = holder_of(pg_url, job["id"], replicas)
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # what a stalled holder finds on waking
+            conn.execute(
+                "UPDATE jobs SET owner='gone', lease_until=lease_until-3600 WHERE id=%s", (job["id"],)
+            )
+        assert wait_log(holder, f"job {job['id']} was lost elsewhere")
+        with httpx.Client(base_url=other.url, trust_env=False, timeout=30) as c:
+            final = wait_job(c, job["id"])
+            markdown = c.get(job["result_url"]).text
+    assert final["status"] == "done" and final["pages_done"] == PAGES
+    assert all(f"page {i}" in markdown for i in range(1, PAGES + 1))
+    assert cached_pages(data, job["id"]) == set(range(PAGES))
