@@ -1,0 +1,49 @@
+"""Choosing the job store: SQLite by default, PostgreSQL for a postgresql:// URL, anything else refused
+without repeating the value (it may hold a password)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocrstack.api.store import JobStore
+from ocrstack.api.stores import is_postgres, open_store
+from ocrstack.core.errors import UsageError
+
+
+@pytest.mark.parametrize("value", [None, "", "sqlite"])
+def test_sqlite_is_the_default(value: str | None, tmp_path: Path) -> None:
+    assert not is_postgres(value)
+    store = open_store(value, tmp_path / "data")
+    assert isinstance(store, JobStore) and store.lease is None
+    assert (tmp_path / "data" / "jobs.sqlite3").is_file()
+
+
+@pytest.mark.parametrize("value", ["postgresql://u@h/db", "postgres://u@h:5433/db"])
+def test_postgres_urls_select_postgres(value: str) -> None:
+    assert is_postgres(value)
+
+
+def test_other_urls_are_refused_without_echoing_them() -> None:
+    with pytest.raises(UsageError) as info:
+        is_postgres("mysql://user:hunter2@db/jobs")
+    assert "hunter2" not in info.value.render() and "postgresql://" in info.value.render()
+
+
+def test_sqlite_heartbeat_and_finish_once(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "data")
+    part = store.upload_tmp()
+    part.write_bytes(b"%PDF-1.4 x")
+    job = store.create(upload=part, name="a.pdf", filename="a.pdf", options={}, pages_total=1)
+    store.claim()
+    assert store.heartbeat(job.id) == "held"
+    assert store.finish(job.id, "done", done=1) is True
+    assert store.finish(job.id, "done", done=1) is False and store.heartbeat(job.id) == "lost"
+    other = JobStore(tmp_path / "data")
+    part = other.upload_tmp()
+    part.write_bytes(b"%PDF-1.4 x")
+    second = other.create(upload=part, name="b.pdf", filename="b.pdf", options={}, pages_total=1)
+    other.claim()
+    other.cancel(second.id)
+    assert other.heartbeat(second.id) == "cancelled"
