@@ -9,7 +9,7 @@ import pytest
 
 from ocrstack.api.store import JobStore
 from ocrstack.api.stores import is_postgres, open_store
-from ocrstack.core.errors import UsageError
+from ocrstack.core.errors import ConfigError, UsageError
 
 
 @pytest.mark.parametrize("value", [None, "", "sqlite"])
@@ -47,3 +47,13 @@ def test_sqlite_heartbeat_and_finish_once(tmp_path: Path) -> None:
     other.claim()
     other.cancel(second.id)
     assert other.heartbeat(second.id) == "cancelled"
+
+
+def test_missing_psycopg_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
+    monkeypatch.delitem(sys.modules, "ocrstack.api.postgres", raising=False)
+    with pytest.raises(ConfigError, match="needs psycopg") as info:
+        open_store("postgresql://u:pw@127.0.0.1:1/db", tmp_path / "data")
+    assert "pw@" not in info.value.render()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ocrstack.api.store import Job, JobStore
-from ocrstack.core.errors import UsageError
+from ocrstack.core.errors import ConfigError, UsageError
 
 #: Environment variable read when ``--database`` is absent (keeps the DSN out of ``ps`` output).
 DATABASE_ENV = "OCRSTACK_DATABASE_URL"
@@ -121,11 +121,17 @@ def open_store(
         lease: seconds a PostgreSQL claim lasts without a heartbeat (ignored for SQLite).
 
     Raises:
-        UsageError: not a PostgreSQL URL. StoreUnavailable: the database does not answer.
+        UsageError: not a PostgreSQL URL. ConfigError: psycopg is not installed.
+        StoreUnavailable: the database does not answer.
     """
     if not is_postgres(database):
         return JobStore(data_dir, max_queue=max_queue, ttl=ttl)
-    from ocrstack.api.postgres import PostgresJobStore
-
+    try:
+        from ocrstack.api.postgres import PostgresJobStore
+    except ImportError as exc:
+        raise ConfigError(
+            f"--database postgresql://... needs psycopg ({exc.name} is not installed)",
+            "pip install 'ocrstack[api]' (it includes psycopg[binary])",
+        ) from None
     assert database is not None
     return PostgresJobStore(database, data_dir, max_queue=max_queue, ttl=ttl, lease=lease)

@@ -321,6 +321,8 @@ class Worker:
                 state, error, fix = "partial", problem.message, problem.remedy
                 done = job.pages_total - summary.failed_pages
                 self.metrics.page_failures.inc(summary.failed_pages)
+        except StoreUnavailable:  # not the job's fault: leave it running; its lease hands it on
+            raise
         except JobCancelled:
             state = "cancelled"
         except OcrstackError as exc:
