@@ -17,10 +17,12 @@ from ocrstack.core.errors import UsageError
 pytestmark = [pytest.mark.server]
 
 
-def add(store: PostgresJobStore, name: str = "a.pdf"):
+def add(store: PostgresJobStore, name: str = "a.pdf", callback: str | None = None):
     path = store.upload_tmp()
     path.write_bytes(b"%PDF-1.4 x")
-    return store.create(upload=path, name=name, filename=name, options={"dpi": 200}, pages_total=3)
+    return store.create(
+        upload=path, name=name, filename=name, options={"dpi": 200}, pages_total=3, callback=callback
+    )
 
 
 def expire_lease(url: str, job_id: str) -> None:
@@ -46,7 +48,8 @@ def test_fifo_positions_bound_and_replicas_see_each_other(pg_url: str, tmp_path:
     a = open_store(pg_url, tmp_path / "data", max_queue=3)
     b = open_store(pg_url, tmp_path / "data", max_queue=3)
     assert isinstance(a, PostgresJobStore)
-    j1, j2, j3 = add(a), add(b), add(a)
+    j1, j2, j3 = add(a), add(b, callback="http://hooks/x"), add(a)
+    assert a.get(j2.id).callback == "http://hooks/x"
     assert [b.get(j.id).position for j in (j1, j2, j3)] == [0, 1, 2]
     with pytest.raises(QueueFull):
         add(b)
@@ -54,6 +57,9 @@ def test_fifo_positions_bound_and_replicas_see_each_other(pg_url: str, tmp_path:
     assert (tmp_path / "data" / j2.input).read_bytes() == b"%PDF-1.4 x"
     assert b.claim().id == j1.id and a.claim().id == j2.id  # never the same job twice
     assert a.get(j1.id).state == "running" and a.get(j3.id).position == 0
+    assert a.get(j1.id).callback is None and a.get(j1.id).webhook is None
+    b.webhook_done(j1.id, {"state": "delivered", "attempts": 1})
+    assert a.get(j1.id).webhook == {"state": "delivered", "attempts": 1}
     b.delete(j3.id)
     assert a.get(j3.id) is None and not a.job_dir(j3.id).exists()
 

@@ -57,3 +57,26 @@ def test_missing_psycopg_is_a_config_error(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(ConfigError, match="needs psycopg") as info:
         open_store("postgresql://u:pw@127.0.0.1:1/db", tmp_path / "data")
     assert "pw@" not in info.value.render()
+
+
+def test_an_older_sqlite_database_gains_the_webhook_columns(tmp_path: Path) -> None:
+    import sqlite3
+
+    data = tmp_path / "data"
+    data.mkdir()
+    with sqlite3.connect(data / "jobs.sqlite3") as db:  # the jobs table as issue 12 wrote it
+        db.execute(
+            "CREATE TABLE jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL,"
+            " state TEXT NOT NULL, filename TEXT NOT NULL, input TEXT NOT NULL, options TEXT NOT NULL,"
+            " pages_total INTEGER NOT NULL, pages_done INTEGER NOT NULL DEFAULT 0,"
+            " pages_cached INTEGER NOT NULL DEFAULT 0, error TEXT, fix TEXT, created REAL NOT NULL,"
+            " started REAL, finished REAL, expires REAL)"
+        )
+        db.execute(
+            "INSERT INTO jobs (id, state, filename, input, options, pages_total, created)"
+            " VALUES ('old1', 'done', 'a.pdf', 'x', '{}', 1, 0)"
+        )
+    store = JobStore(data)
+    assert store.get("old1").webhook is None and store.get("old1").callback is None
+    store.webhook_done("old1", {"state": "failed", "attempts": 5})
+    assert store.get("old1").webhook == {"state": "failed", "attempts": 5}

@@ -76,7 +76,12 @@ def create_app(config: ServiceConfig) -> FastAPI:
     )
     metrics = Metrics(store.counts)
     worker = Worker(
-        store, metrics, config.base, threads=config.workers, executor=_executor_factory(config.ray)
+        store,
+        metrics,
+        config.base,
+        threads=config.workers,
+        executor=_executor_factory(config.ray),
+        webhook_secret=config.webhook_secret,
     )
     app = FastAPI(
         title="ocrstack",

@@ -26,6 +26,8 @@ API_EXTRA = ("fastapi", "uvicorn", "python_multipart")
 
 #: Environment variable read when ``--api-key`` is absent (keeps the key out of ``ps`` output).
 API_KEY_ENV = "OCRSTACK_API_KEY"
+#: Environment variable read when ``--webhook-secret`` is absent.
+WEBHOOK_SECRET_ENV = "OCRSTACK_WEBHOOK_SECRET"
 
 
 @dataclass
@@ -127,6 +129,20 @@ class ServiceConfig:
         many=True,
         metavar="ORIGIN",
         help="allow this origin (CORS off by default)",
+    )
+    webhook_hosts: tuple[str, ...] = opt.option(
+        (),
+        flags=("--webhook-host",),
+        many=True,
+        metavar="HOST[:PORT]",
+        help="a job's callback_url may name this host; repeat (default: none, no callbacks)",
+    )
+    webhook_secret: str | None = opt.option(
+        None,
+        flags=("--webhook-secret",),
+        env=WEBHOOK_SECRET_ENV,
+        secret=True,
+        help=f"HMAC-SHA256 key signing callbacks (default: ${WEBHOOK_SECRET_ENV}; never logged)",
     )
     retry_after: int = 5
     base: ParseOptions = field(default_factory=lambda: ParseOptions(inputs=()))

@@ -19,7 +19,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from ocrstack.api import options as api_options
-from ocrstack.api import results
+from ocrstack.api import results, webhooks
 from ocrstack.api.schemas import UPLOAD_BODY, JobBody, ParseBody, errors
 from ocrstack.api.service import Service, ServiceDep, authorize
 from ocrstack.api.store import TERMINAL, Job, QueueFull
@@ -89,8 +89,12 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
     try:
         kind = documents.sniff(tmp) if up.size else ""
         _check_upload(up.filename, up.size, kind)
+        fields = dict(up.fields)
+        callback = fields.pop(webhooks.FIELD, [""])[-1] or None
+        if callback is not None:
+            webhooks.check_url(callback, config.webhook_hosts)
         opts = api_options.from_form(
-            {k: (v if k == "server_urls" else v[-1]) for k, v in up.fields.items()},
+            {k: (v if k == "server_urls" else v[-1]) for k, v in fields.items()},
             base=config.base,
             allowed_server_urls=config.base.server_urls,
         )
@@ -106,6 +110,7 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
             filename=up.filename or name,
             options=api_options.to_json(opts),
             pages_total=pages,
+            callback=callback,
         )
     finally:
         tmp.unlink(missing_ok=True)

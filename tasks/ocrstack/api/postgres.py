@@ -167,7 +167,16 @@ class PostgresJobStore(JobFiles):
 
     # -- writes
 
-    def create(self, *, upload: Path, name: str, filename: str, options: dict, pages_total: int) -> Job:
+    def create(
+        self,
+        *,
+        upload: Path,
+        name: str,
+        filename: str,
+        options: dict,
+        pages_total: int,
+        callback: str | None = None,
+    ) -> Job:
         """As :meth:`ocrstack.api.store.JobStore.create` (the bound holds across replicas).
 
         Raises:
@@ -185,10 +194,10 @@ class PostgresJobStore(JobFiles):
                 if row.fetchone()["n"] >= self.max_queue:
                     raise QueueFull
                 conn.execute(
-                    "INSERT INTO jobs (id, state, filename, input, options, pages_total, created)"
-                    " VALUES (%s, 'queued', %s, %s, %s, %s, %s)",
+                    "INSERT INTO jobs (id, state, filename, input, options, pages_total, created, callback)"
+                    " VALUES (%s, 'queued', %s, %s, %s, %s, %s, %s)",
                     (job_id, filename, str(target.relative_to(self.data_dir)), json.dumps(options),
-                     pages_total, time.time()),
+                     pages_total, time.time(), callback),
                 )  # fmt: skip
                 target.parent.mkdir(parents=True, exist_ok=True)
                 upload.replace(target)
@@ -258,6 +267,10 @@ class PostgresJobStore(JobFiles):
             (state, done, cached, error, fix, now, now + self.ttl, job_id, self.boot),
         )
         return row is not None
+
+    def webhook_done(self, job_id: str, record: dict) -> None:
+        """Keep the delivery record of the job's callback (:func:`ocrstack.api.webhooks.deliver`)."""
+        self._do(lambda c: c.execute("UPDATE jobs SET webhook=%s WHERE id=%s", (json.dumps(record), job_id)))
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job (on any replica); the state before, None when unknown."""
@@ -358,4 +371,5 @@ class PostgresJobStore(JobFiles):
 def _job(row: dict, position: int | None = None) -> Job:
     data = dict(row)
     data["options"] = json.loads(data["options"])
+    data["webhook"] = json.loads(data["webhook"]) if data["webhook"] else None
     return Job(**data, position=position)

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from ocrstack.api import options as api_options
+from ocrstack.api import webhooks
 from ocrstack.api.store import QueueFull, StoreUnavailable
 from ocrstack.api.uploads import TooLarge
 from ocrstack.core import options as core_options
@@ -70,6 +71,8 @@ class JobBody(BaseModel):
     started: float | None = None
     finished: float | None = None
     expires: float | None = None
+    #: Delivery record of the job's callback, once sent (:func:`ocrstack.api.webhooks.deliver`).
+    webhook: dict | None = None
     status_url: str
     result_url: str
 
@@ -103,6 +106,7 @@ UPLOAD_BODY = {
                             else {"type": "string"}
                             for name, spec in api_options.FIELDS.items()
                         },
+                        webhooks.FIELD: {"type": "string", "description": "POSTed to when the job ends"},
                     },
                 }
             }

@@ -17,7 +17,8 @@ def serve(config: ServiceConfig) -> None:
     """Serve until interrupted; prints ``READY http://HOST:PORT`` on stdout once listening.
 
     Raises:
-        UsageError: a non-loopback ``host`` without an API key (anyone on the network could use it).
+        UsageError: a non-loopback ``host`` without an API key (anyone on the network could use it);
+            ``--webhook-host`` without a secret to sign the callbacks.
     """
     import uvicorn
 
@@ -25,6 +26,11 @@ def serve(config: ServiceConfig) -> None:
         raise UsageError(
             f"--host {config.host} exposes the service beyond this machine without an API key",
             "set --api-key (or $OCRSTACK_API_KEY), or keep the default --host 127.0.0.1",
+        )
+    if config.webhook_hosts and not config.webhook_secret:
+        raise UsageError(
+            "--webhook-host is set but callbacks would go unsigned",
+            "set --webhook-secret (or $OCRSTACK_WEBHOOK_SECRET)",
         )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     app = create_app(config)

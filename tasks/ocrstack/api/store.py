@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     created REAL NOT NULL,
     started REAL,
     finished REAL,
-    expires REAL
+    expires REAL,
+    callback TEXT,
+    webhook TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
 CREATE TABLE IF NOT EXISTS page_runs (
@@ -83,6 +85,9 @@ class Job:
     expires: float | None
     seq: int
     position: int | None = None
+    #: ``callback_url`` of the request (issue 23 item 4), and its delivery record once sent.
+    callback: str | None = None
+    webhook: dict | None = None
 
 
 class QueueFull(Exception):
@@ -143,6 +148,10 @@ class JobStore(JobFiles):
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        columns = {r["name"] for r in self._db.execute("PRAGMA table_info(jobs)")}
+        for column in ("callback", "webhook"):  # a jobs.sqlite3 written before webhooks
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {column} TEXT")
 
     def close(self) -> None:
         """Close the database connection."""
@@ -151,7 +160,16 @@ class JobStore(JobFiles):
 
     # -- writes
 
-    def create(self, *, upload: Path, name: str, filename: str, options: dict, pages_total: int) -> Job:
+    def create(
+        self,
+        *,
+        upload: Path,
+        name: str,
+        filename: str,
+        options: dict,
+        pages_total: int,
+        callback: str | None = None,
+    ) -> Job:
         """Record a queued job and move ``upload`` to ``jobs/<id>/input/<name>``.
 
         Raises:
@@ -170,8 +188,8 @@ class JobStore(JobFiles):
                 target.parent.mkdir(parents=True)
                 upload.replace(target)
                 self._db.execute(
-                    "INSERT INTO jobs (id, state, filename, input, options, pages_total, created)"
-                    " VALUES (?, 'queued', ?, ?, ?, ?, ?)",
+                    "INSERT INTO jobs (id, state, filename, input, options, pages_total, created, callback)"
+                    " VALUES (?, 'queued', ?, ?, ?, ?, ?, ?)",
                     (
                         job_id,
                         filename,
@@ -179,6 +197,7 @@ class JobStore(JobFiles):
                         json.dumps(options),
                         pages_total,
                         time.time(),
+                        callback,
                     ),
                 )
                 self._db.execute("COMMIT")
@@ -238,6 +257,11 @@ class JobStore(JobFiles):
                 (state, done, cached, error, fix, now, now + self.ttl, job_id),
             )
         return cur.rowcount > 0
+
+    def webhook_done(self, job_id: str, record: dict) -> None:
+        """Keep the delivery record of the job's callback (:func:`ocrstack.api.webhooks.deliver`)."""
+        with self._lock:
+            self._db.execute("UPDATE jobs SET webhook=? WHERE id=?", (json.dumps(record), job_id))
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job (its files are deleted; the record stays until it expires).
@@ -300,6 +324,7 @@ class JobStore(JobFiles):
                 ).fetchone()
         data = dict(row)
         data["options"] = json.loads(data["options"])
+        data["webhook"] = json.loads(data["webhook"]) if data["webhook"] else None
         return Job(**data, position=position)
 
     def counts(self) -> dict[str, int]:

@@ -46,7 +46,16 @@ class Store(Protocol):
     def upload_tmp(self) -> Path:
         """A fresh path for a streaming upload."""
 
-    def create(self, *, upload: Path, name: str, filename: str, options: dict, pages_total: int) -> Job:
+    def create(
+        self,
+        *,
+        upload: Path,
+        name: str,
+        filename: str,
+        options: dict,
+        pages_total: int,
+        callback: str | None = None,
+    ) -> Job:
         """Queue a job, moving ``upload`` into it; raises QueueFull when the queue is full."""
 
     def claim(self) -> Job | None:
@@ -72,6 +81,9 @@ class Store(Protocol):
         fix: str | None = None,
     ) -> bool:
         """End a held running job; False when it was not held (cancelled, or taken over)."""
+
+    def webhook_done(self, job_id: str, record: dict) -> None:
+        """Keep the delivery record of the job's callback."""
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job; the state before, None when unknown."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack.api import options as api_options
+from ocrstack.api import webhooks
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.store import Job, StoreUnavailable
 from ocrstack.api.stores import Store
@@ -147,6 +148,7 @@ class Worker:
     Args:
         base: the service's default options (``ocrstack api serve`` flags, incl. the recognizer API key).
         executor: makes each job's page executor (``--ray``); None computes pages in this process.
+        webhook_secret: signs the callbacks of jobs that name one (``--webhook-secret``).
     """
 
     def __init__(
@@ -156,8 +158,11 @@ class Worker:
         base: ParseOptions,
         threads: int = 1,
         executor: Callable[[], Any] | None = None,
+        webhook_secret: str | None = None,
     ) -> None:
         self.store = store
+        #: Signs job callbacks (:mod:`ocrstack.api.webhooks`); None: callbacks are not sent.
+        self.webhook_secret = webhook_secret
         #: Makes the page executor of a job (``api serve --ray``); None: pages run in this process.
         self.executor = executor
         self.metrics = metrics
@@ -361,6 +366,9 @@ class Worker:
             return
         self.metrics.jobs_finished.labels(state).inc()
         log.info("job %s %s in %.2f s", job.id, state, time.perf_counter() - started)
+        if job.callback and self.webhook_secret:  # finished here, once: so its callback goes from here
+            args = (self.store, job.id, self.webhook_secret)
+            threading.Thread(target=webhooks.notify, args=args, name="ocrstack-webhook", daemon=True).start()
 
 
 def _publish_source(out_dir: Path, filename: str) -> None:

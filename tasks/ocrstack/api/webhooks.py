@@ -1,0 +1,150 @@
+"""Job callbacks (issue 23 item 4): a job may name ``callback_url``; when it ends the service POSTs
+its summary there, signed, retried with backoff, and records the delivery in the job.
+
+The contract (README "Webhooks"):
+
+* body: JSON ``{"id", "status", "filename", "pages_total", "pages_done", "pages_cached", "error",
+  "fix", "finished", "result_url"}`` for a job that ended ``done``, ``partial`` or ``failed``;
+* headers: ``X-Ocrstack-Timestamp: <unix seconds>`` and
+  ``X-Ocrstack-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>." + body, key = the service's
+  webhook secret>``; a receiver recomputes it (:func:`verify`) and rejects timestamps older than a
+  few minutes (replay);
+* delivery: up to :data:`ATTEMPTS` POSTs, waiting ``backoff * 2**n`` seconds between them, retried
+  on a connection error, 408, 429 or 5xx; any 2xx is delivered; redirects are not followed;
+* allowed hosts: only hosts the operator lists (``--webhook-host``); none by default, so the service
+  makes no request to a host a client chose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ocrstack.api.stores import Store
+from ocrstack.core.errors import UsageError
+
+log = logging.getLogger("ocrstack.api")
+#: The form field naming a job's callback (besides the parse options).
+FIELD = "callback_url"
+ATTEMPTS = 5
+#: Seconds a signature stays valid for :func:`verify` (replay window).
+TOLERANCE = 300.0
+RETRY_STATUS = {408, 429}
+
+
+def check_url(url: str, allowed_hosts: Sequence[str]) -> str:
+    """The callback URL when its scheme is http(s) and its host (or host:port) is allowed.
+
+    Raises:
+        UsageError: another scheme, or a host the operator did not allow (none are by default).
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError("callback_url must be an http:// or https:// URL", "send e.g. https://host/hook")
+    host = parts.hostname.lower()
+    hostport = f"{host}:{parts.port}" if parts.port else host
+    allowed = {h.lower() for h in allowed_hosts}
+    if host not in allowed and hostport not in allowed:
+        raise UsageError(
+            f"callback host {hostport} is not allowed by this service",
+            "ask the operator to add it with --webhook-host"
+            if allowed
+            else "this service sends no callbacks (no --webhook-host); poll status_url",
+        )
+    return url
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """``sha256=<hex>``: HMAC-SHA256 with key ``secret`` over ``timestamp + "." + body``."""
+    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
+    return f"sha256={mac.hexdigest()}"
+
+
+def verify(secret: str, headers: Any, body: bytes, now: float | None = None) -> bool:
+    """What a receiver checks: the signature matches and the timestamp is within :data:`TOLERANCE`."""
+    ts = headers.get("X-Ocrstack-Timestamp") or ""
+    given = headers.get("X-Ocrstack-Signature") or ""
+    try:
+        age = (time.time() if now is None else now) - int(ts)
+    except ValueError:
+        return False
+    return abs(age) <= TOLERANCE and hmac.compare_digest(given, signature(secret, ts, body))
+
+
+def payload(job: Any) -> dict:
+    """The body sent for an ended :class:`ocrstack.api.store.Job`."""
+    keys = ("id", "filename", "pages_total", "pages_done", "pages_cached", "error", "fix", "finished")
+    return {
+        **{k: getattr(job, k) for k in keys},
+        "status": job.state,
+        "result_url": f"/v1/jobs/{job.id}/result",
+    }
+
+
+def deliver(
+    url: str,
+    body: dict,
+    secret: str,
+    *,
+    attempts: int = ATTEMPTS,
+    backoff: float = 0.5,
+    timeout: float = 10.0,
+) -> dict:
+    """POST ``body`` to ``url`` signed with ``secret``; retry as the module docstring says.
+
+    Returns:
+        The delivery record kept in the job: ``{"state": "delivered"|"failed", "attempts": n,
+        "status": last HTTP status or None, "error": why it failed or None, "at": unix seconds}``.
+    """
+    data = json.dumps(body, sort_keys=True).encode()
+    status: int | None = None
+    error: str | None = None
+    n = 0
+    with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
+        for n in range(1, attempts + 1):
+            ts = str(int(time.time()))
+            headers = {
+                "Content-Type": "application/json",
+                "X-Ocrstack-Timestamp": ts,
+                "X-Ocrstack-Signature": signature(secret, ts, data),
+            }
+            try:
+                status = client.post(url, content=data, headers=headers).status_code
+                error = None if 200 <= status < 300 else f"HTTP {status}"
+            except httpx.HTTPError as exc:
+                status, error = None, type(exc).__name__
+            if error is None:
+                return {
+                    "state": "delivered",
+                    "attempts": n,
+                    "status": status,
+                    "error": None,
+                    "at": time.time(),
+                }
+            if status is not None and status < 500 and status not in RETRY_STATUS:
+                break  # the receiver refused it: retrying would not help
+            if n < attempts:
+                time.sleep(backoff * 2 ** (n - 1))
+    return {"state": "failed", "attempts": n, "status": status, "error": error, "at": time.time()}
+
+
+def notify(store: Store, job_id: str, secret: str, backoff: float = 0.5) -> dict | None:
+    """Deliver the callback of the ended job ``job_id`` and record it in the job (worker thread).
+
+    Returns the delivery record, or None when the job is gone or names no callback.
+    """
+    job = store.get(job_id)
+    if job is None or not job.callback:
+        return None
+    record = deliver(job.callback, payload(job), secret, backoff=backoff)
+    store.webhook_done(job_id, record)
+    log.info("job %s callback %s after %d attempt(s)", job_id, record["state"], record["attempts"])
+    return record

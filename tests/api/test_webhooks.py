@@ -1,0 +1,130 @@
+"""Job callbacks: signature and replay window, allowed hosts (none by default), retries after a
+receiver error, and a real service delivering once per job end to a local receiver."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api.helpers import wait_job
+from ocrstack.api import webhooks
+from ocrstack.api.process import ServiceProcess
+from ocrstack.core.errors import UsageError
+from ocrstack.testing.fake_openai import FakeOpenAIServer
+
+SECRET = "hook-secret"
+
+
+class Receiver:
+    """A local HTTP receiver answering the scripted statuses in turn (then 204); keeps each request."""
+
+    def __init__(self, statuses: tuple[int, ...] = ()) -> None:
+        self.statuses = list(statuses)
+        self.requests: list[tuple[dict[str, str], bytes]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.requests.append((dict(self.headers), body))
+                self.send_response(receiver.statuses.pop(0) if receiver.statuses else 204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        self.url = f"http://{self.host}/hook"
+
+    def __enter__(self) -> Receiver:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with Receiver((500,)) as r:
+        yield r
+
+
+def test_signature_and_replay_window() -> None:
+    body = b'{"id": "x"}'
+    ts = str(int(time.time()))
+    headers = {"X-Ocrstack-Timestamp": ts, "X-Ocrstack-Signature": webhooks.signature(SECRET, ts, body)}
+    assert webhooks.verify(SECRET, headers, body)
+    assert not webhooks.verify(SECRET, headers, body + b" ")  # tampered body
+    assert not webhooks.verify("other", headers, body)  # another key
+    assert not webhooks.verify(SECRET, headers, body, now=int(ts) + webhooks.TOLERANCE + 1)  # replayed
+    assert not webhooks.verify(SECRET, {**headers, "X-Ocrstack-Timestamp": "soon"}, body)
+
+
+def test_callback_hosts_default_to_none() -> None:
+    with pytest.raises(UsageError, match="not allowed") as info:
+        webhooks.check_url("http://127.0.0.1:9/hook", ())
+    assert "poll status_url" in info.value.remedy
+    assert webhooks.check_url("https://hooks.example/x", ["hooks.example"]) == "https://hooks.example/x"
+    assert webhooks.check_url("http://127.0.0.1:9/h", ["127.0.0.1:9"]) == "http://127.0.0.1:9/h"
+    with pytest.raises(UsageError, match="not allowed"):
+        webhooks.check_url("http://127.0.0.1:10/h", ["127.0.0.1:9"])  # another port of that host
+    with pytest.raises(UsageError, match="http"):
+        webhooks.check_url("file:///etc/passwd", ["localhost"])
+
+
+def test_deliver_retries_after_a_receiver_error(receiver: Receiver) -> None:
+    record = webhooks.deliver(receiver.url, {"id": "j1", "status": "done"}, SECRET, backoff=0.01)
+    assert record["state"] == "delivered" and record["attempts"] == 2 and record["status"] == 204
+    assert len(receiver.requests) == 2
+    for headers, body in receiver.requests:
+        assert webhooks.verify(SECRET, headers, body) and json.loads(body)["id"] == "j1"
+
+
+def test_deliver_stops_at_a_refusal_and_gives_up_after_the_attempts() -> None:
+    with Receiver((400,)) as r:
+        record = webhooks.deliver(r.url, {"id": "j"}, SECRET, backoff=0.01)
+        assert (record["state"], record["attempts"], record["error"]) == ("failed", 1, "HTTP 400")
+    with Receiver((503, 503, 503)) as r:
+        record = webhooks.deliver(r.url, {"id": "j"}, SECRET, attempts=3, backoff=0.01)
+        assert (record["state"], record["attempts"], len(r.requests)) == ("failed", 3, 3)
+
+
+@pytest.mark.server
+def test_service_delivers_once_per_job_end(tmp_path: Path, tiny_png: Path, receiver: Receiver) -> None:
+    with FakeOpenAIServer() as fake:
+        args = ["--recognizer", "openai", "--server-url", fake.url, "--layout", "none",
+                "--webhook-host", receiver.host, "--webhook-secret", SECRET]  # fmt: skip
+        with (
+            ServiceProcess(tmp_path / "data", args) as svc,
+            httpx.Client(base_url=svc.url, trust_env=False, timeout=30) as c,
+        ):
+            png = tiny_png.read_bytes()
+            refused = c.post(
+                "/v1/jobs", files={"file": ("a.png", png)}, data={"callback_url": "http://10.0.0.1/h"}
+            )
+            assert refused.status_code == 400 and "not allowed" in refused.json()["error"]
+            job = c.post(
+                "/v1/jobs", files={"file": ("a.png", png)}, data={"callback_url": receiver.url}
+            ).json()
+            assert wait_job(c, job["id"])["status"] == "done"
+            deadline = time.monotonic() + 30
+            while (c.get(job["status_url"]).json().get("webhook") or {}).get("state") is None:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            final = c.get(job["status_url"]).json()
+    assert final["webhook"]["state"] == "delivered" and final["webhook"]["attempts"] == 2  # after the 500
+    bodies = [json.loads(body) for _, body in receiver.requests]
+    assert [b["id"] for b in bodies] == [job["id"], job["id"]]  # one delivery, retried once
+    assert bodies[-1]["status"] == "done" and bodies[-1]["result_url"] == job["result_url"]
+    assert all(webhooks.verify(SECRET, h, body) for h, body in receiver.requests)
