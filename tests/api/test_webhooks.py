@@ -83,6 +83,7 @@ def test_callback_hosts_default_to_none() -> None:
         webhooks.check_url("file:///etc/passwd", ["localhost"])
 
 
+@pytest.mark.server  # a local receiver on 127.0.0.1
 def test_deliver_retries_after_a_receiver_error(receiver: Receiver) -> None:
     record = webhooks.deliver(receiver.url, {"id": "j1", "status": "done"}, SECRET, backoff=0.01)
     assert record["state"] == "delivered" and record["attempts"] == 2 and record["status"] == 204
@@ -91,6 +92,7 @@ def test_deliver_retries_after_a_receiver_error(receiver: Receiver) -> None:
         assert webhooks.verify(SECRET, headers, body) and json.loads(body)["id"] == "j1"
 
 
+@pytest.mark.server  # a local receiver on 127.0.0.1
 def test_deliver_stops_at_a_refusal_and_gives_up_after_the_attempts() -> None:
     with Receiver((400,)) as r:
         record = webhooks.deliver(r.url, {"id": "j"}, SECRET, backoff=0.01)
