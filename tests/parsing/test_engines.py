@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ocrstack.parsing import layout, outputs, recognition
+from ocrstack.parsing import layout, page_cache, recognition
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.options import ParseOptions, validate
 from ocrstack.parsing.run import pipeline
@@ -148,8 +148,8 @@ def test_cache_key_fields_come_from_the_engines():
     from ocrstack.parsing.recognition.openai.recognizer import OpenAIRecognizer
 
     opts = ParseOptions(inputs=(), recognizer="openai", max_tokens=10)
-    assert outputs.settings(opts)["max_tokens"] is None
-    assert outputs.settings(opts, OpenAIRecognizer.cache_fields)["max_tokens"] == 10
+    assert page_cache.settings(opts)["max_tokens"] is None
+    assert page_cache.settings(opts, OpenAIRecognizer.cache_fields)["max_tokens"] == 10
 
 
 def test_layout_runs_beside_the_text_layer_stage_on_pdf_pages_only(tmp_path: Path):

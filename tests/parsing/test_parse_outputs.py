@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from ocrstack.core.errors import UsageError
-from ocrstack.parsing import outputs
+from ocrstack.parsing import outputs, page_cache
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.recognition.openai.recognizer import OpenAIRecognizer
@@ -66,7 +66,7 @@ ENGINE_FIELDS = {"rapidocr": RapidOcrRecognizer.cache_fields, "openai": OpenAIRe
 
 
 def _key(o: ParseOptions) -> str:
-    return outputs.settings_hash(outputs.settings(o, ENGINE_FIELDS[o.recognizer]))
+    return page_cache.settings_hash(page_cache.settings(o, ENGINE_FIELDS[o.recognizer]))
 
 
 def test_page_result_json_round_trip():
@@ -80,16 +80,16 @@ def test_page_result_json_round_trip():
 def test_cache_hits_same_settings_and_misses_changed_settings(tmp_path: Path):
     opts = ParseOptions(inputs=(tmp_path / "a.pdf",))
     key = _key(opts)
-    cache = outputs.PageCache(tmp_path, "ab" * 32, key)
+    cache = page_cache.PageCache(tmp_path, "ab" * 32, key)
     cache.store(_result(index=3))
     assert cache.load(3, tmp_path).blocks[0].text == "Hi <x>"
     assert cache.load(2, tmp_path) is None
     for change in ({"dpi": 300}, {"layout": "none"}, {"recognizer": "openai"}, {"max_pixels": 10}):
         other = _key(dataclasses.replace(opts, **change))
         assert other != key, change
-        assert outputs.PageCache(tmp_path, "ab" * 32, other).load(3, tmp_path) is None
+        assert page_cache.PageCache(tmp_path, "ab" * 32, other).load(3, tmp_path) is None
     # another input (different sha256) never sees this page
-    assert outputs.PageCache(tmp_path, "cd" * 32, key).load(3, tmp_path) is None
+    assert page_cache.PageCache(tmp_path, "cd" * 32, key).load(3, tmp_path) is None
 
 
 def test_settings_ignore_options_that_do_not_change_pages(tmp_path: Path):
@@ -108,7 +108,7 @@ def test_prompt_file_content_is_part_of_the_key(tmp_path: Path):
 
 
 def test_cache_entry_with_missing_figure_file_is_a_miss(tmp_path: Path):
-    cache = outputs.PageCache(tmp_path, "ab" * 32, "k")
+    cache = page_cache.PageCache(tmp_path, "ab" * 32, "k")
     cache.store(_result(images={0: "x_files/p0001-b00.png"}))
     assert cache.load(0, tmp_path) is None
     (tmp_path / "x_files").mkdir()
@@ -117,14 +117,14 @@ def test_cache_entry_with_missing_figure_file_is_a_miss(tmp_path: Path):
 
 
 def test_corrupt_cache_file_is_a_miss(tmp_path: Path):
-    cache = outputs.PageCache(tmp_path, "ab" * 32, "k")
+    cache = page_cache.PageCache(tmp_path, "ab" * 32, "k")
     cache.path(0).parent.mkdir(parents=True)
     cache.path(0).write_text("{not json")
     assert cache.load(0, tmp_path) is None
 
 
 def test_failed_pages_are_not_cached(tmp_path: Path):
-    cache = outputs.PageCache(tmp_path, "ab" * 32, "k")
+    cache = page_cache.PageCache(tmp_path, "ab" * 32, "k")
     cache.store(PageResult(index=0, size=(0, 0), error="boom"))
     assert not cache.path(0).exists()
 
@@ -164,7 +164,7 @@ def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: 
         (pkg / "__init__.py").write_text("")
         (pkg / "sub" / "__init__.py").write_text("")
         (pkg / "sub" / "mod.py").write_text("A = 1\n")
-    monkeypatch.setattr(outputs, "PAGE_CODE", ("fakepkg",))
+    monkeypatch.setattr(page_cache, "PAGE_CODE", ("fakepkg",))
 
     def fingerprint(where: str) -> str:
         import sys
@@ -172,8 +172,8 @@ def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: 
         for name in [m for m in sys.modules if m == "fakepkg" or m.startswith("fakepkg.")]:
             monkeypatch.delitem(sys.modules, name)
         monkeypatch.syspath_prepend(str(tmp_path / where))
-        outputs.code_fingerprint.cache_clear()
-        return outputs.code_fingerprint()
+        page_cache.code_fingerprint.cache_clear()
+        return page_cache.code_fingerprint()
 
     try:
         first = fingerprint("a")
@@ -181,13 +181,13 @@ def test_code_that_shapes_pages_is_part_of_the_key(tmp_path: Path, monkeypatch: 
         (tmp_path / "b" / "fakepkg" / "sub" / "mod.py").write_text("A = 2\n")
         assert fingerprint("b") != first
     finally:
-        outputs.code_fingerprint.cache_clear()
+        page_cache.code_fingerprint.cache_clear()
 
 
 def test_page_code_covers_the_parsing_modules_and_data():
-    names = [n for n, _ in outputs._module_sources("ocrstack.parsing")]
+    names = [n for n, _ in page_cache._module_sources("ocrstack.parsing")]
     assert "ocrstack.parsing.stages" in names and "ocrstack.parsing.recognition.openai.recognizer" in names
-    data = [n for n, _ in outputs._data_files("ocrstack", "data/prompts")]
+    data = [n for n, _ in page_cache._data_files("ocrstack", "data/prompts")]
     assert data and all(n.startswith("ocrstack/data/prompts/") for n in data)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ocrstack.parsing import outputs
+from ocrstack.parsing import page_cache
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.run import pipeline
 from ocrstack.parsing.run.outcomes import RunSummary
@@ -169,8 +169,8 @@ def test_killed_actors_lose_no_page(ray_address, scans: Path, tmp_path: Path) ->
 
 def _fingerprint() -> str:
     """The code part of the cache key, read from the sources now (as a new CLI process reads it)."""
-    outputs.code_fingerprint.cache_clear()
-    return outputs.code_fingerprint()
+    page_cache.code_fingerprint.cache_clear()
+    return page_cache.code_fingerprint()
 
 
 def _quiet(srv: FakeOpenAIServer, seconds: float, limit: float = 30.0) -> None:

@@ -7,8 +7,9 @@ Where things are, from the run down to one page:
   to date like make), :mod:`.run.work` (one document's pages), :mod:`.run.outcomes` (ok / partial
   / failed per document, ``ocrstack-report.json``, exit codes), and the run's helpers (a lock per
   output document, Ctrl-C, the progress bar, post-write checks).
-* Shared by both: :mod:`.outputs` (files, resume cache, blocks.json; the run writes documents,
-  a page stage writes its page to the cache), :mod:`.options` (every option declared once: CLI
+* Shared by both: :mod:`.outputs` (atomic files, output names, blocks.json, overlays) and
+  :mod:`.page_cache` (finished pages by input, page and settings hash; the run reads it, a page
+  is stored as it finishes), :mod:`.options` (every option declared once: CLI
   flags, HTTP form fields, validation and cache key derive from it), :mod:`.types` (blocks,
   pages, categories), :mod:`.page_result`; :mod:`.documents` (PDFs and images to page images).
 * One page: :mod:`.stages` -- the page stages (textlayer, orient, layout, merge, paratext,

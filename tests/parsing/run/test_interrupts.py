@@ -94,10 +94,10 @@ def _interrupt(proc: subprocess.Popen, times: int = 1) -> tuple[int, float, str]
 
 def _fingerprint() -> str:
     """The code part of the page-cache key, read from the sources now (as a new CLI reads it)."""
-    from ocrstack.parsing import outputs
+    from ocrstack.parsing import page_cache
 
-    outputs.code_fingerprint.cache_clear()
-    return outputs.code_fingerprint()
+    page_cache.code_fingerprint.cache_clear()
+    return page_cache.code_fingerprint()
 
 
 @pytest.mark.proc

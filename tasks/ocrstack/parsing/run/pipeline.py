@@ -32,7 +32,7 @@ from ocrstack.core.errors import (
     UsageError,
 )
 from ocrstack.core.results import Report
-from ocrstack.parsing import documents, outputs
+from ocrstack.parsing import documents, outputs, page_cache
 from ocrstack.parsing.assembly.markdown import render_document
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.options import validate as validate_options
@@ -116,8 +116,8 @@ def run(
             done.documents.append(DocumentSummary(source=f, markdown=paths.markdown, error=exc))
     outputs.ensure_output_dir(out_dir)
     parser = parser or Parser(options)
-    settings_values = outputs.settings(options, parser.cache_fields())
-    key = outputs.settings_hash(settings_values)
+    settings_values = page_cache.settings(options, parser.cache_fields())
+    key = page_cache.settings_hash(settings_values)
     todo = []
     for f, paths, sel in plans:
         try:

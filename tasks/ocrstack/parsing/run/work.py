@@ -21,7 +21,7 @@ from ocrstack.core.errors import (
     ServerUnreachable,
     UsageError,
 )
-from ocrstack.parsing import documents, outputs
+from ocrstack.parsing import documents, outputs, page_cache
 from ocrstack.parsing.page_result import PageResult
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class DocumentWork:
     paths: outputs.OutputPaths
     selected: list[int]
     sha: str
-    cache: outputs.PageCache
+    cache: page_cache.PageCache
     start: float
     results: dict[int, PageResult] = field(default_factory=dict)
     cached: int = 0
@@ -63,7 +63,7 @@ class DocumentWork:
             InputError: the input cannot be read (hashing it).
         """
         sha = documents.file_sha256(source)
-        cache = outputs.PageCache(paths.out_dir, sha, key, root=cache_root)
+        cache = page_cache.PageCache(paths.out_dir, sha, key, root=cache_root)
         work = cls(source, paths, selected, sha, cache, start=time.perf_counter())
         for i in selected:
             hit = cache.load(i, paths.out_dir)
