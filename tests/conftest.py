@@ -115,3 +115,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("no NVIDIA GPU here (nvidia-smi not found); run on a GPU host")
     if item.get_closest_marker("network") and "network" not in (item.config.option.markexpr or ""):
         pytest.skip("downloads from PyPI: run with -m network (.ci/run runs them as their own step)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``scripts/test`` runs ``-n auto --dist loadgroup``), the tests that start a
+    local Ray run one after another on one worker: each starts Ray with all of the machine's CPUs."""
+    for item in items:
+        if "tests/scaleout/" in item.nodeid or item.nodeid.startswith("scaleout/"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
