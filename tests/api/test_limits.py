@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from api.helpers import make_page, make_pdf
+from api.helpers import TESTSERVER, make_page, make_pdf
 from ocrstack.api import config as api_config
 from ocrstack.api import options as api_options
 from ocrstack.api import pageimages
@@ -25,7 +25,9 @@ REQUEST = {f.name: s for f, s in opt.specs(ParseOptions, opt.REQUEST)}
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
     """The app without its worker (no lifespan): accepted jobs stay queued."""
-    return create_app(ServiceConfig(data_dir=tmp_path_factory.mktemp("api") / "data"))
+    return create_app(
+        ServiceConfig(allowed_hosts=TESTSERVER, data_dir=tmp_path_factory.mktemp("api") / "data")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +87,9 @@ def test_values_within_the_bounds_are_accepted(app: FastAPI, png: bytes) -> None
 
 
 def test_the_operator_sets_the_bounds(tmp_path: Path, png: bytes) -> None:
-    app = create_app(ServiceConfig(data_dir=tmp_path / "data", max_dpi=150, max_retries=0))
+    app = create_app(
+        ServiceConfig(allowed_hosts=TESTSERVER, data_dir=tmp_path / "data", max_dpi=150, max_retries=0)
+    )
     assert post(app, png, dpi="150", retries="0").status_code == 202
     r = post(app, png, dpi="151")
     assert r.status_code == 400 and "limit of 150" in r.json()["error"]
@@ -108,7 +112,7 @@ def test_a_page_image_is_rendered_once(tmp_path: Path, monkeypatch: pytest.Monke
         return real(opts, page)
 
     monkeypatch.setattr(pageimages, "render", counted)
-    app = create_app(ServiceConfig(data_dir=tmp_path / "data"))
+    app = create_app(ServiceConfig(allowed_hosts=TESTSERVER, data_dir=tmp_path / "data"))
     client = TestClient(app)
     pdf = make_pdf(tmp_path / "two.pdf", pages=2)
     r = client.post(

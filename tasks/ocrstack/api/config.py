@@ -133,6 +133,14 @@ class ServiceConfig:
         metavar="ORIGIN",
         help="allow this origin (CORS off by default)",
     )
+    allowed_hosts: tuple[str, ...] = opt.option(
+        (),
+        flags=("--allowed-host",),
+        many=True,
+        metavar="NAME",
+        help="answer requests whose Host is NAME too (besides --host, localhost, 127.0.0.1, ::1); "
+        "repeat (others -> 400)",
+    )
     webhook_hosts: tuple[str, ...] = opt.option(
         (),
         flags=("--webhook-host",),
