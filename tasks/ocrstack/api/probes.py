@@ -43,6 +43,14 @@ def _servers_down(svc: Service) -> JSONResponse | None:
 @router.get("/ready", responses={503: {"model": ErrorBody}})
 def ready(svc: ServiceDep) -> JSONResponse:
     """Models loaded and, for ``--recognizer openai``, every configured server answering ``/health``."""
+    if svc.worker.stopped:  # a worker thread ended (a damaged job database, a bug): jobs would wait
+        return JSONResponse(
+            {
+                "error": next(iter(svc.worker.stopped.values())),
+                "fix": "see the service log; check the job database (--data-dir) and restart the service",
+            },
+            status_code=503,
+        )
     if svc.worker.error:
         return JSONResponse(
             {"error": svc.worker.error, "fix": "fix the engine setup and restart"}, status_code=503

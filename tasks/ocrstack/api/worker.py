@@ -24,6 +24,7 @@ from typing import Any
 
 from ocrstack.api import options as api_options
 from ocrstack.api import webhooks
+from ocrstack.api.liveness import reporting
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.store import Job, StoreUnavailable
 from ocrstack.api.stores import Store
@@ -178,6 +179,7 @@ class Worker:
         self._last_expire = 0.0
         self.ready = threading.Event()
         self.error: str | None = None
+        self.stopped: dict[str, str] = {}  # thread name -> why it ended (GET /ready: 503)
 
     # -- control
 
@@ -188,11 +190,15 @@ class Worker:
         if requeued:
             log.info("requeued %d job(s) left running by the previous server", requeued)
         for i in range(self.threads):
-            t = threading.Thread(target=self._loop, name=f"ocrstack-job-{i}", daemon=True)
+            t = threading.Thread(
+                target=reporting(self._loop, self.stopped), name=f"ocrstack-job-{i}", daemon=True
+            )
             t.start()
             self._threads.append(t)
         if self.store.lease:
-            t = threading.Thread(target=self._beat, name="ocrstack-lease", daemon=True)
+            t = threading.Thread(
+                target=reporting(self._beat, self.stopped), name="ocrstack-lease", daemon=True
+            )
             t.start()
             self._threads.append(t)
 
