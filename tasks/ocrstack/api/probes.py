@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from ocrstack.api import storage
 from ocrstack.api.schemas import ErrorBody
 from ocrstack.api.service import Service, ServiceDep
 
@@ -49,6 +50,12 @@ def ready(svc: ServiceDep) -> JSONResponse:
                 "error": next(iter(svc.worker.stopped.values())),
                 "fix": "see the service log; check the job database (--data-dir) and restart the service",
             },
+            status_code=503,
+        )
+    unwritable = storage.unwritable(svc.store.data_dir)
+    if unwritable is not None:  # jobs would fail (issue 25 item 3)
+        return JSONResponse(
+            {"error": unwritable, "fix": "free space in the service's --data-dir (jobs go on when it is)"},
             status_code=503,
         )
     if svc.worker.error:
