@@ -116,8 +116,9 @@ def test_the_probe_leaves_nothing_behind(tmp_path: Path) -> None:
 def test_a_job_stopped_by_a_full_disk_fails_and_the_worker_goes_on(
     app: FastAPI, png: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first job hits ENOSPC and even its ``failed`` record hits SQLite's disk-full once; it
-    ends failed with the reason when the database takes the write, and the next job runs."""
+    """The TTL sweep and the first job hit ENOSPC, and even the job's ``failed`` record hits
+    SQLite's disk-full once; it ends failed with the reason when the database takes the write,
+    and the next job runs."""
     first = submit(app, png).json()["id"]
     second = submit(app, png).json()["id"]
     svc = app.state.service
@@ -142,8 +143,12 @@ def test_a_job_stopped_by_a_full_disk_fails_and_the_worker_goes_on(
             raise SQLITE_FULL
         return real_finish(job_id, state, **kw)
 
+    def expire(now=None):
+        raise SQLITE_FULL  # the TTL sweep hits the full disk too: the thread goes on
+
     monkeypatch.setattr(worker, "_run", run)
     monkeypatch.setattr(store, "finish", finish)
+    monkeypatch.setattr(store, "expire", expire)
     worker.start()
     try:
         assert second_ran.wait(60)

@@ -211,11 +211,11 @@ class Worker:
         self._warm(engines)
         while not self._stop.is_set():
             now = time.time()
-            if now - self._last_expire > min(EXPIRE_EVERY, max(self.store.ttl / 2, 0.5)):
-                self._last_expire = now
-                for job_id in self.store.expire(now):
-                    log.info("job %s expired and was deleted", job_id)
             try:
+                if now - self._last_expire > min(EXPIRE_EVERY, max(self.store.ttl / 2, 0.5)):
+                    self._last_expire = now
+                    for job_id in self.store.expire(now):
+                        log.info("job %s expired and was deleted", job_id)
                 self.unfinished.retry(self.store)
                 job = self.store.claim()
             except StoreUnavailable as exc:
