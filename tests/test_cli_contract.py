@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import inspect
+import os
 import subprocess
 
 import pytest
@@ -65,6 +67,36 @@ def test_closed_pipe_is_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(versions, "show", broken)
     monkeypatch.setattr("os.dup2", lambda *a: None)  # keep pytest's own stdout
     assert main(["versions", "show"]) == 141
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_a_full_disk_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: int
+) -> None:
+    """Issue 25 item 3: ENOSPC anywhere in a verb -> DiskFull's one line and exit 9."""
+    from ocrstack import versions
+
+    def full(*_a, **_k):
+        raise OSError(code, os.strerror(code), "/out/doc.md")
+
+    monkeypatch.setattr(versions, "show", full)
+    assert main(["versions", "show"]) == errors.DiskFull.exit_code == 9
+    err = capsys.readouterr().err
+    assert err == (
+        f"ocrstack: error: no space left on the device writing /out/doc.md ({os.strerror(code)}) "
+        "-- fix: free space there (or write elsewhere, e.g. another -o) and run again\n"
+    )
+
+
+def test_other_os_errors_are_not_called_a_full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocrstack import versions
+
+    def denied(*_a, **_k):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(versions, "show", denied)
+    with pytest.raises(PermissionError):
+        main(["versions", "show"])
 
 
 def test_json_is_one_declaration_for_every_verb() -> None:

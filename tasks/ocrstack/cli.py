@@ -10,6 +10,7 @@ maps it to the error's exit code (see :mod:`ocrstack.core.errors`).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 from ocrstack import __version__
 from ocrstack.commands import COMMANDS
-from ocrstack.core.errors import OcrstackError
+from ocrstack.core.errors import DiskFull, OcrstackError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,6 +74,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:  # after BrokenPipeError, an OSError too
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        err = disk_full(exc)  # a full disk is the machine's setup: one line, not a traceback
+        print(f"ocrstack: error: {err.render()}", file=sys.stderr)
+        return err.exit_code
+
+
+def disk_full(exc: OSError) -> DiskFull:
+    """``ENOSPC``/``EDQUOT`` as a :class:`DiskFull` naming the file being written (issue 25 item 3)."""
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return DiskFull(
+        f"no space left on the device{where} ({exc.strerror or exc})",
+        "free space there (or write elsewhere, e.g. another -o) and run again",
+    )
 
 
 if __name__ == "__main__":

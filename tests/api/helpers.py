@@ -43,3 +43,8 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 120.0, until: t
         return body if body["status"] in final else None
 
     return wait_until(settled, f"job {job_id} to reach one of {sorted(final)}", timeout, 0.05)
+
+
+#: ``ServiceConfig(allowed_hosts=TESTSERVER)``: the Host name Starlette's TestClient sends, which
+#: the service's Host allow-list (issue 25 item 5) would refuse otherwise.
+TESTSERVER = ("testserver",)

@@ -7,13 +7,16 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from api.helpers import TESTSERVER
 from ocrstack.api.app import create_app
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import SWAGGER
 
 
 def test_docs_page_loads_only_local_assets(tmp_path: Path) -> None:
-    client = TestClient(create_app(ServiceConfig(data_dir=tmp_path / "data")))  # no lifespan: no worker
+    client = TestClient(
+        create_app(ServiceConfig(allowed_hosts=TESTSERVER, data_dir=tmp_path / "data"))
+    )  # no lifespan: no worker
     page = client.get("/docs")
     assert page.status_code == 200 and "SwaggerUIBundle" in page.text
     urls = re.findall(r"""(?:src|href|url)\s*[=:]\s*['"]([^'"]+)['"]""", page.text)

@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from api.helpers import make_page
+from api.helpers import TESTSERVER, make_page
 from ocrstack.api import options as api_options
 from ocrstack.api.app import create_app
 from ocrstack.api.config import ServiceConfig
@@ -52,7 +52,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
     """The app with two configured recognizer servers; the worker is not started (no lifespan),
     so submitted jobs stay queued with the options they were given."""
     base = ParseOptions(inputs=(), server_urls=SERVERS)
-    return create_app(ServiceConfig(data_dir=tmp_path_factory.mktemp("api") / "data", base=base))
+    return create_app(
+        ServiceConfig(allowed_hosts=TESTSERVER, data_dir=tmp_path_factory.mktemp("api") / "data", base=base)
+    )
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from api.helpers import TESTSERVER
 from ocrstack.api.app import create_app
 from ocrstack.api.config import ServiceConfig
 from ocrstack.parsing.options import ParseOptions
@@ -36,7 +37,7 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory):
     with FakeOpenAIServer() as fake:
         base = ParseOptions(inputs=(), layout="none", recognizer="openai", server_urls=(fake.url,))
         data: Path = tmp_path_factory.mktemp("schema") / "data"
-        app = create_app(ServiceConfig(data_dir=data, max_upload_mb=1, base=base))
+        app = create_app(ServiceConfig(allowed_hosts=TESTSERVER, data_dir=data, max_upload_mb=1, base=base))
         with TestClient(app):  # runs the lifespan: worker threads started, stopped at the end
             yield schemathesis.openapi.from_asgi("/openapi.json", app), app
 

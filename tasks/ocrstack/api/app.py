@@ -19,7 +19,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
-from ocrstack.api import jobs, probes
+from ocrstack.api import jobs, origins, probes
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
@@ -97,6 +97,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
             CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["*"], allow_headers=["*"]
         )
     app.middleware("http")(_count)
+    hosts = origins.allowed_hosts(config.host, config.allowed_hosts)
+    app.add_middleware(origins.OriginGuard, hosts=hosts, origins=config.cors_origins)  # outermost
     install_handlers(app, config.max_queue, config.retry_after)
     app.include_router(jobs.router)
     app.include_router(probes.router)

@@ -95,6 +95,7 @@ class ServiceConfig:
         100.0,
         flags=("--max-upload-mb",),
         convert=float,
+        above=0,
         example="100",
         help="upload limit -> 413 ({default:g})",
     )
@@ -113,6 +114,7 @@ class ServiceConfig:
         120.0,
         flags=("--sync-timeout",),
         convert=float,
+        above=0,
         example="120",
         help="seconds POST /v1/parse waits ({default:g})",
     )
@@ -120,6 +122,7 @@ class ServiceConfig:
         24.0,
         flags=("--ttl-hours",),
         convert=float,
+        above=0,
         example="24",
         help="keep finished jobs this long ({default:g})",
     )
@@ -129,6 +132,14 @@ class ServiceConfig:
         many=True,
         metavar="ORIGIN",
         help="allow this origin (CORS off by default)",
+    )
+    allowed_hosts: tuple[str, ...] = opt.option(
+        (),
+        flags=("--allowed-host",),
+        many=True,
+        metavar="NAME",
+        help="answer requests whose Host is NAME too (besides --host, localhost, 127.0.0.1, ::1); "
+        "repeat (others -> 400)",
     )
     webhook_hosts: tuple[str, ...] = opt.option(
         (),
@@ -144,10 +155,81 @@ class ServiceConfig:
         secret=True,
         help=f"HMAC-SHA256 key signing callbacks (default: ${WEBHOOK_SECRET_ENV}; never logged)",
     )
+    # -- bounds on what one request may ask for (issue 25 item 2): a request's value above its bound
+    # is refused (400 naming the field and the flag); the service defaults are the operator's own
+    max_dpi: int = opt.option(
+        600,
+        flags=("--max-dpi",),
+        convert=int,
+        minimum=1,
+        example="600",
+        help="largest dpi a job may ask ({default})",
+    )
+    max_request_pixels: int = opt.option(
+        100_000_000,
+        flags=("--max-request-pixels",),
+        convert=int,
+        minimum=1,
+        example="100000000",
+        help="largest max_pixels (pixels per rendered page) a job may ask ({default})",
+    )
+    max_retries: int = opt.option(
+        10,
+        flags=("--max-retries",),
+        convert=int,
+        minimum=0,
+        example="10",
+        help="most retries a job may ask ({default})",
+    )
+    max_request_timeout: float = opt.option(
+        3600.0,
+        flags=("--max-request-timeout",),
+        convert=float,
+        above=0,
+        example="3600",
+        help="longest request_timeout, ready_timeout or progress_timeout a job may ask, s ({default:g})",
+    )
+    max_concurrency: int = opt.option(
+        16,
+        flags=("--max-concurrency",),
+        convert=int,
+        minimum=1,
+        example="16",
+        help="most in-flight recognizer requests per server a job may ask ({default})",
+    )
+    max_request_tokens: int = opt.option(
+        16384,
+        flags=("--max-request-tokens",),
+        convert=int,
+        minimum=1,
+        example="16384",
+        help="largest max_tokens a job may ask ({default})",
+    )
     retry_after: int = 5
     base: ParseOptions = field(default_factory=lambda: ParseOptions(inputs=()))
     #: ``--ray ADDRESS``: jobs' pages run on Ray (:class:`ocrstack.scaleout.RayExecutor`); None: here.
     ray: str | None = None
+
+
+#: Request-settable number (ParseOptions field) -> the ServiceConfig field bounding it. ``limit`` is
+#: bounded by ``--max-pages`` instead (a job's page count); tests check that every request-settable
+#: number is in one of the two.
+REQUEST_BOUNDS = {
+    "dpi": "max_dpi",
+    "max_pixels": "max_request_pixels",
+    "retries": "max_retries",
+    "request_timeout": "max_request_timeout",
+    "ready_timeout": "max_request_timeout",
+    "progress_timeout": "max_request_timeout",
+    "concurrency": "max_concurrency",
+    "max_tokens": "max_request_tokens",
+}
+
+
+def request_bounds(config: ServiceConfig) -> dict[str, tuple[float, str]]:
+    """Request-settable field -> ``(largest value a request may give, api serve flag setting it)``."""
+    flags = {f.name: opt.flag_name(f, s) for f, s in opt.specs(ServiceConfig)}
+    return {name: (getattr(config, bound), flags[bound]) for name, bound in REQUEST_BOUNDS.items()}
 
 
 def require_api_extra() -> None:

@@ -9,7 +9,6 @@ needs the API key (:func:`~ocrstack.api.service.authorize`). Errors are
 from __future__ import annotations
 
 import asyncio
-import io
 import shutil
 import time
 from pathlib import Path
@@ -19,7 +18,8 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from ocrstack.api import options as api_options
-from ocrstack.api import results, webhooks
+from ocrstack.api import pageimages, results, webhooks
+from ocrstack.api.config import request_bounds
 from ocrstack.api.schemas import UPLOAD_BODY, JobBody, ParseBody, errors
 from ocrstack.api.service import Service, ServiceDep, authorize
 from ocrstack.api.store import TERMINAL, Job, QueueFull
@@ -97,6 +97,7 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
             {k: (v if k == "server_urls" else v[-1]) for k, v in fields.items()},
             base=config.base,
             allowed_server_urls=config.base.server_urls,
+            bounds=request_bounds(config),
         )
         name = safe_name(up.filename, kind)
         pages = await asyncio.to_thread(_count, tmp, opts, up.filename or name)
@@ -223,23 +224,15 @@ def job_result(
     },
 )
 def page_image(job_id: str, page: int, svc: ServiceDep) -> Response:
-    """1-based ``page`` rendered as PNG at the job's DPI: the pixels the layout boxes refer to."""
+    """1-based ``page`` rendered as PNG at the job's DPI: the pixels the layout boxes refer to
+    (rendered once per job and page, then sent from disk: :mod:`ocrstack.api.pageimages`)."""
     job = get_job(svc, job_id)
     if job.state == "cancelled":
         raise HTTPException(409, f"job {job_id} is cancelled")
     opts = svc.worker.job_options(job)
     if not 1 <= page <= documents.count_pages(opts.inputs[0], opts.password):
         raise UsageError(f"page {page} is out of range", f"use 1..{job.pages_total}")
-    it = documents.iter_pages(
-        opts.inputs[0], pages=str(page), dpi=opts.dpi, password=opts.password, max_pixels=opts.max_pixels
-    )
-    try:
-        img = next(iter(it)).image
-    finally:
-        it.close()
-    buf = io.BytesIO()
-    img.save(buf, "PNG")
-    return Response(buf.getvalue(), media_type="image/png")
+    return FileResponse(pageimages.png(svc.store.job_dir(job_id), opts, page), media_type="image/png")
 
 
 @router.delete("/v1/jobs/{job_id}", responses=errors(401, 404))

@@ -78,6 +78,7 @@ def from_form(
     *,
     base: ParseOptions,
     allowed_server_urls: Sequence[str],
+    bounds: Mapping[str, tuple[float, str]] | None = None,
 ) -> ParseOptions:
     """Build the options of one job from form fields (strings) on top of the service's ``base``.
 
@@ -86,10 +87,13 @@ def from_form(
             names and options a request may not set are rejected, so nothing is silently ignored.
         base: the service defaults (``ocrstack api serve`` flags, incl. the recognizer API key).
         allowed_server_urls: recognizer endpoints a request may name.
+        bounds: field -> ``(largest value, api serve flag)`` of the numbers a request may set
+            (:func:`ocrstack.api.config.request_bounds`); only the request's own values are bounded.
 
     Raises:
         UsageError: unknown or service-only field, bad value, unknown layout/recognizer, prompt set
-            not built in, server URL not configured, out-of-range number: the CLI's message and fix.
+            not built in, server URL not configured, out-of-range (or ``nan``/``inf``) number: the
+            CLI's message and fix; a number over its bound, naming the flag that raises it.
     """
     request: dict[str, object] = {}
     for name, raw in fields.items():
@@ -111,7 +115,24 @@ def from_form(
         _builtin_prompts(prompts)
     merged = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.name != "inputs"}
     merged.update(request)
-    return parse_options.from_mapping(merged)
+    opts = parse_options.from_mapping(merged)
+    for name, (bound, flag) in (bounds or {}).items():
+        if name in request and getattr(opts, name) is not None and getattr(opts, name) > bound:
+            _over(name, getattr(opts, name), bound, flag)
+    return opts
+
+
+def _over(name: str, value: float, bound: float, flag: str) -> None:
+    """Refuse a request's number over the service's bound (issue 25 item 2: a request must not make
+    the service render 10 GB pages or retry a block a billion times).
+
+    Raises:
+        UsageError: always, naming the field, its bound and the ``api serve`` flag that sets it.
+    """
+    raise UsageError(
+        f"{name} {value:g} is over this service's limit of {bound:g}",
+        f"send {name} <= {bound:g} (the operator sets the limit: ocrstack api serve {flag})",
+    )
 
 
 def _builtin_prompts(name: str) -> None:

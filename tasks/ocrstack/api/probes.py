@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from ocrstack.api import storage
 from ocrstack.api.schemas import ErrorBody
 from ocrstack.api.service import Service, ServiceDep
 
@@ -43,6 +44,20 @@ def _servers_down(svc: Service) -> JSONResponse | None:
 @router.get("/ready", responses={503: {"model": ErrorBody}})
 def ready(svc: ServiceDep) -> JSONResponse:
     """Models loaded and, for ``--recognizer openai``, every configured server answering ``/health``."""
+    if svc.worker.stopped:  # a worker thread ended (a damaged job database, a bug): jobs would wait
+        return JSONResponse(
+            {
+                "error": next(iter(svc.worker.stopped.values())),
+                "fix": "see the service log; check the job database (--data-dir) and restart the service",
+            },
+            status_code=503,
+        )
+    unwritable = storage.unwritable(svc.store.data_dir)
+    if unwritable is not None:  # jobs would fail (issue 25 item 3)
+        return JSONResponse(
+            {"error": unwritable, "fix": "free space in the service's --data-dir (jobs go on when it is)"},
+            status_code=503,
+        )
     if svc.worker.error:
         return JSONResponse(
             {"error": svc.worker.error, "fix": "fix the engine setup and restart"}, status_code=503

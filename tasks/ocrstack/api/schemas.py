@@ -7,6 +7,7 @@ input never gets a 5xx and the message is the CLI's one line.
 from __future__ import annotations
 
 import re
+import sqlite3
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,11 +16,11 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from ocrstack.api import options as api_options
-from ocrstack.api import webhooks
+from ocrstack.api import storage, webhooks
 from ocrstack.api.store import QueueFull, StoreUnavailable
 from ocrstack.api.uploads import TooLarge
 from ocrstack.core import options as core_options
-from ocrstack.core.errors import InputError, OcrstackError, UsageError
+from ocrstack.core.errors import DiskFull, InputError, OcrstackError, UsageError
 from ocrstack.parsing.options import ParseOptions
 
 #: CLI flag -> form field of the same request-settable option (one declaration:
@@ -45,6 +46,7 @@ def api_wording(text: str | None) -> str | None:
 
 #: OcrstackError subclass -> HTTP status (first match wins; the rest -> 400).
 STATUS: tuple[tuple[type[OcrstackError], int], ...] = (
+    (DiskFull, 507),  # the server's data dir is full: not the client's fault
     (TooLarge, 413),
     (InputError, 422),
     (UsageError, 400),
@@ -123,6 +125,15 @@ def install_handlers(app: FastAPI, max_queue: int, retry_after: int) -> None:
         status = next((code for cls, code in STATUS if isinstance(exc, cls)), 400)
         message = api_wording(" ".join(exc.message.split()))
         return JSONResponse({"error": message, "fix": api_wording(exc.remedy)}, status_code=status)
+
+    async def storage_error(request: Request, exc: Exception) -> JSONResponse:
+        if not storage.is_full(exc):
+            raise exc  # a bug: the server's 500, as before
+        full = storage.refusal("answering this request")
+        return JSONResponse({"error": full.message, "fix": full.remedy}, status_code=507)
+
+    app.add_exception_handler(OSError, storage_error)
+    app.add_exception_handler(sqlite3.OperationalError, storage_error)
 
     @app.exception_handler(QueueFull)
     async def queue_full(request: Request, exc: QueueFull) -> JSONResponse:

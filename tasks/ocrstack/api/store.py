@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ocrstack.api import integrity
 from ocrstack.core.errors import ServerUnreachable
 
 ACTIVE = ("queued", "running")
@@ -139,11 +140,31 @@ class JobStore(JobFiles):
     """The SQLite store: thread-safe access to ``jobs.sqlite3`` (one process; see :class:`JobFiles`)."""
 
     def __init__(self, data_dir: Path, max_queue: int = 100, ttl: float = 86400.0) -> None:
+        """Open (or create) ``jobs.sqlite3`` in ``data_dir``.
+
+        Raises:
+            DatabaseDamaged: the file is no SQLite database, fails ``PRAGMA quick_check``, or is
+                empty beside existing job directories (:mod:`ocrstack.api.integrity`).
+        """
         super().__init__(data_dir, max_queue, ttl)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.data_dir / "jobs.sqlite3", check_same_thread=False, isolation_level=None, timeout=30
-        )
+        path = self.data_dir / "jobs.sqlite3"
+        integrity.check_file(path, self.data_dir / "jobs")
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        try:
+            integrity.check(self._db, path)
+            self._setup()
+        except sqlite3.OperationalError:  # locked, disk full, permissions: not damage
+            self._db.close()
+            raise
+        except sqlite3.DatabaseError:
+            self._db.close()
+            raise integrity.opening(path) from None
+        except integrity.DatabaseDamaged:
+            self._db.close()
+            raise
+
+    def _setup(self) -> None:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")

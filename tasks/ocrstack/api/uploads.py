@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import Request
 
+from ocrstack.api import storage
 from ocrstack.core.errors import InputError, UsageError
 
 #: Cap per text field and on the number of text fields (options are short strings).
@@ -174,6 +175,7 @@ async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
     Raises:
         UsageError: not multipart/form-data, no ``file`` part, several files, or too many/long fields.
         TooLarge: the file is over ``max_bytes`` (``target`` is removed).
+        DiskFull: the data dir has no space left for the file (the app answers 507).
     """
     parts = _Parts(target, max_bytes)
     parser = MultipartParser(_check_headers(request, max_bytes), parts.callbacks())
@@ -190,6 +192,8 @@ async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
         target.unlink(missing_ok=True)
         if isinstance(exc, (UsageError, InputError)):
             raise
+        if storage.is_full(exc):  # the server's problem, not a malformed body (issue 25 item 3)
+            raise storage.refusal("storing the upload") from None
         raise UsageError(
             f"malformed multipart body ({type(exc).__name__})", "send a valid multipart/form-data request"
         ) from None

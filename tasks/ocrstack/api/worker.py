@@ -16,6 +16,7 @@ import dataclasses
 import json
 import logging
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -23,15 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack.api import options as api_options
-from ocrstack.api import webhooks
+from ocrstack.api import storage, webhooks
+from ocrstack.api.liveness import reporting
 from ocrstack.api.metrics import Metrics
+from ocrstack.api.observed import ObservedRecognizer
 from ocrstack.api.store import Job, StoreUnavailable
 from ocrstack.api.stores import Store
 from ocrstack.core.errors import OcrstackError, UsageError
 from ocrstack.parsing import layout as layout_registry
 from ocrstack.parsing import outputs
 from ocrstack.parsing import recognition as recognition_registry
-from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.run import pipeline
 from ocrstack.parsing.run.outcomes import RunSummary
@@ -47,46 +49,6 @@ EXPIRE_EVERY = 30.0
 
 class JobCancelled(UsageError):
     """Raised inside a running job after ``DELETE /v1/jobs/{id}`` (a fatal error: the run stops)."""
-
-
-class _ObservedRecognizer:
-    """Proxy around a recognizer (:class:`ocrstack.parsing.engines.Recognizer`) that feeds
-    per-server metrics (requests, faults, latency) from its public ``http_clients`` and ``stats``."""
-
-    def __init__(self, inner: Recognizer, metrics: Metrics) -> None:
-        self._inner = inner
-        self._metrics = metrics
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def probe(self) -> Any:
-        result = self._inner.probe()
-        for url, client in self._inner.http_clients().items():
-            self._hook(url, client)
-        return result
-
-    def _hook(self, url: str, client: Any) -> None:
-        seconds = self._metrics.recognizer_seconds.labels(url)
-
-        def stamp(request: Any) -> None:
-            request.extensions["ocrstack_t0"] = time.perf_counter()
-
-        def observe(response: Any) -> None:
-            t0 = response.request.extensions.get("ocrstack_t0")
-            if t0 is not None and response.request.url.path.endswith("/chat/completions"):
-                seconds.observe(time.perf_counter() - t0)
-
-        client.event_hooks = {"request": [stamp], "response": [observe]}
-
-    def close(self) -> None:
-        try:
-            for url, s in self._inner.stats().items():
-                self._metrics.recognizer_requests.labels(url).inc(s.get("done", 0))
-                self._metrics.recognizer_errors.labels(url).inc(s.get("failed", 0))
-        except Exception:  # metrics must never fail a job
-            log.debug("recognizer stats unavailable", exc_info=True)
-        self._inner.close()
 
 
 class _JobParser(Parser):
@@ -178,6 +140,8 @@ class Worker:
         self._last_expire = 0.0
         self.ready = threading.Event()
         self.error: str | None = None
+        self.stopped: dict[str, str] = {}  # thread name -> why it ended (GET /ready: 503)
+        self.unfinished = storage.Unfinished()  # jobs a full data dir stopped: failed when it can
 
     # -- control
 
@@ -188,11 +152,15 @@ class Worker:
         if requeued:
             log.info("requeued %d job(s) left running by the previous server", requeued)
         for i in range(self.threads):
-            t = threading.Thread(target=self._loop, name=f"ocrstack-job-{i}", daemon=True)
+            t = threading.Thread(
+                target=reporting(self._loop, self.stopped), name=f"ocrstack-job-{i}", daemon=True
+            )
             t.start()
             self._threads.append(t)
         if self.store.lease:
-            t = threading.Thread(target=self._beat, name="ocrstack-lease", daemon=True)
+            t = threading.Thread(
+                target=reporting(self._beat, self.stopped), name="ocrstack-lease", daemon=True
+            )
             t.start()
             self._threads.append(t)
 
@@ -243,14 +211,20 @@ class Worker:
         self._warm(engines)
         while not self._stop.is_set():
             now = time.time()
-            if now - self._last_expire > min(EXPIRE_EVERY, max(self.store.ttl / 2, 0.5)):
-                self._last_expire = now
-                for job_id in self.store.expire(now):
-                    log.info("job %s expired and was deleted", job_id)
             try:
+                if now - self._last_expire > min(EXPIRE_EVERY, max(self.store.ttl / 2, 0.5)):
+                    self._last_expire = now
+                    for job_id in self.store.expire(now):
+                        log.info("job %s expired and was deleted", job_id)
+                self.unfinished.retry(self.store)
                 job = self.store.claim()
             except StoreUnavailable as exc:
                 log.error("%s; retrying", exc.message)
+                job = None
+            except (OSError, sqlite3.OperationalError) as exc:
+                if not storage.is_full(exc):
+                    raise
+                log.error("the data dir is full; waiting for space")
                 job = None
             if job is None:
                 self._wake.wait(0.5)
@@ -263,6 +237,10 @@ class Worker:
                 self._run(job, engines)
             except StoreUnavailable as exc:  # the lease runs out; another claim resumes the job
                 log.error("job %s left unfinished: %s", job.id, exc.message)
+            except (OSError, sqlite3.OperationalError) as exc:  # the data dir is full: fail it, go on
+                if not storage.is_full(exc):
+                    raise
+                self.unfinished.add(self.store, job.id)
             finally:
                 with self._lock:
                     self._held.discard(job.id)
@@ -309,7 +287,7 @@ class Worker:
         started = time.perf_counter()
         try:
             layout, recognizer = self._engines(opts, engines)
-            parser = _JobParser(opts, layout, _ObservedRecognizer(recognizer, self.metrics), job, self)
+            parser = _JobParser(opts, layout, ObservedRecognizer(recognizer, self.metrics), job, self)
             executor = _JobExecutor(self.executor(), parser) if self.executor else None
             summary = pipeline.run(
                 opts,
@@ -338,6 +316,8 @@ class Worker:
                 0,
             )
         except Exception as exc:  # a bug must fail this job, not the worker
+            if storage.is_full(exc):
+                raise  # not the job's fault: failed by the caller with the reason (storage.Unfinished)
             log.exception("job %s failed", job.id)
             state, error, fix, done = "failed", f"internal error: {type(exc).__name__}", "report this bug", 0
         if parser is not None and parser.last_page_end:

@@ -113,6 +113,12 @@ class ConfigError(OcrstackError):
     exit_code = 9
 
 
+class DiskFull(ConfigError):
+    """No space left (``ENOSPC``, ``EDQUOT``, SQLite "database or disk is full") where outputs, a
+    page cache or a service's ``--data-dir`` are written (issue 25 item 3): the machine's setup,
+    not the input, so exit 9 with the place to free; the HTTP service answers 507."""
+
+
 class LayoutAnswerError(OcrstackError):
     """A served model's layout answer (``--layout vlm``) cannot be read: the page fails on its own.
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, Field, dataclass
@@ -287,7 +288,8 @@ def validate(obj: Any) -> None:
     repeatable (``many``) option is checked against the choices.
 
     Raises:
-        UsageError: ``{flag} must be >= {minimum}, got {value}`` (or ``> {above}``), or
+        UsageError: ``{flag} must be a finite number, got nan`` (``nan``, ``inf``: a float option),
+            ``{flag} must be >= {minimum}, got {value}`` (or ``> {above}``), or
             ``unknown {name} kind '{value}'`` listing the choices; the fix names a good value.
     """
     for f, s in specs(type(obj)):
@@ -296,6 +298,8 @@ def validate(obj: Any) -> None:
             continue
         flag = flag_name(f, s)
         fix = f"use e.g. {flag} {s.example}" if s.example else f"check {flag}"
+        if isinstance(value, float) and not math.isfinite(value):  # nan passes every comparison
+            raise UsageError(f"{flag} must be a finite number, got {value}", fix)
         if s.minimum is not None and value < s.minimum:
             raise UsageError(f"{flag} must be >= {s.minimum:g}, got {value}", fix)
         if s.above is not None and value <= s.above:
