@@ -14,11 +14,10 @@ from __future__ import annotations
 import argparse
 from urllib.parse import urlparse
 
-from ocrstack.client import metrics
 from ocrstack.commands import add_json
 from ocrstack.core import options as opt
 from ocrstack.core.errors import UsageError
-from ocrstack.serving import plan, process, runner
+from ocrstack.serving import plan, process
 from ocrstack.serving.options import CheckOptions, ServeOptions, StopOptions
 from ocrstack.versions import endpoints
 
@@ -68,6 +67,9 @@ def _serve(args: argparse.Namespace) -> int:
         plan.check_build(lp, allow_unknown=True)
         print(lp.render())
         return 0
+    from ocrstack.client import metrics
+    from ocrstack.serving import runner
+
     result = runner.serve(opts)
     runner.print_result(result)
     if result.plan.profile.speculative and opts.wait and opts.dspark_check:
@@ -86,6 +88,8 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _dspark_check(args: argparse.Namespace) -> int:
+    from ocrstack.client import metrics
+
     serve = options_from_args(args)
     check = opt.build(CheckOptions, opt.namespace_values(args, CheckOptions, prefix="check_"))
     if check.before or check.after:

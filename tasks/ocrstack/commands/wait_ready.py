@@ -11,7 +11,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ocrstack.backends import profiles
-from ocrstack.client import readiness
 from ocrstack.core import options as opt
 from ocrstack.serving import process
 from ocrstack.serving.options import WaitOptions
@@ -32,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _wait(args: argparse.Namespace) -> int:
+    from ocrstack.client import readiness
+
     opts = opt.build(WaitOptions, opt.namespace_values(args, WaitOptions), url=args.url)
     url = opts.url or endpoints.default_server_url()
     port = urlparse(url).port
