@@ -17,7 +17,6 @@ from urllib.parse import urlparse
 from ocrstack.commands import add_json
 from ocrstack.core import options as opt
 from ocrstack.core.errors import UsageError
-from ocrstack.serving import plan, process
 from ocrstack.serving.options import CheckOptions, ServeOptions, StopOptions
 from ocrstack.versions import endpoints
 
@@ -61,6 +60,8 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
 
 def _serve(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
+    from ocrstack.serving import plan  # the back-ends and profiles: loaded by the action, not --help
+
     if opts.dry_run:
         lp = plan.plan(opts)
         # same profile/build refusal as a real run (an undetected build only shows as "unknown")
@@ -81,6 +82,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
+    from ocrstack.serving import process
+
     stop = opt.build(StopOptions, opt.namespace_values(args, StopOptions, prefix="stop_"))
     port = stop.port if stop.port is not None else endpoints.default_port()
     print(process.stop(stop.run_dir, port, grace=stop.grace))
@@ -89,6 +92,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _dspark_check(args: argparse.Namespace) -> int:
     from ocrstack.client import metrics
+    from ocrstack.serving import process
 
     serve = options_from_args(args)
     check = opt.build(CheckOptions, opt.namespace_values(args, CheckOptions, prefix="check_"))
