@@ -113,3 +113,27 @@ def test_version_builds_no_verb() -> None:
 @pytest.mark.proc
 def test_the_heavy_check_can_fail() -> None:
     assert "PIL" in _imported("--version", first="import PIL.Image")
+
+
+#: What loading a model imports (the recognizer, the layout model and their runtimes).
+MODEL_RUNTIMES = {"onnxruntime", "openvino", "rapidocr", "rapid_layout", "cv2"}
+
+
+@pytest.mark.proc
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("parse", "{tmp}/missing.pdf", "-o", "{tmp}/out"),  # an input that does not exist
+        ("parse", "{tmp}/not-a.pdf", "-o", "{tmp}/out"),  # an input that is no PDF
+        ("parse", "{tmp}/not-a.pdf", "-o", "{tmp}/out", "--dpi", "abc"),  # a value that does not convert
+        ("parse", "{tmp}/not-a.pdf", "-o", "{tmp}/out", "--dpi", "0"),  # a value out of range
+    ],
+)
+def test_bad_input_or_option_is_reported_before_any_model_loads(
+    argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    (tmp_path / "not-a.pdf").write_text("not a PDF\n", encoding="utf-8")
+    imported = _imported(*(a.format(tmp=tmp_path) for a in argv))
+    assert "ocrstack.commands.parse" in imported
+    assert not imported & MODEL_RUNTIMES, f"a model was loaded: {sorted(imported & MODEL_RUNTIMES)}"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.md"))
