@@ -21,8 +21,11 @@ from ocrstack.commands import COMMANDS
 from ocrstack.core.errors import DiskFull, OcrstackError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the top-level parser with every registered subcommand."""
+def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
+    """Return the top-level parser with the subcommands ``commands`` (default: every registered one).
+
+    ``main`` passes none for ``ocrstack --version``, which then imports no verb module.
+    """
     parser = argparse.ArgumentParser(
         prog="ocrstack",
         description="Build, serve, parse and verify document-parsing OCR VLMs "
@@ -30,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ocrstack {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in commands:
         importlib.import_module(f"ocrstack.commands.{name}").register(sub)
     # handlers that check ocrstack command lines (deploy check) parse them with this very parser,
     # without importing the CLI from below it
@@ -59,7 +62,8 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the process exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(() if argv == ["--version"] else COMMANDS)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

@@ -11,7 +11,8 @@ import io
 import pytest
 from PIL import Image
 
-from ocrstack.client import png_data_url, probe
+from ocrstack.client import png_data_url
+from ocrstack.client.probe import probe
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
 from ocrstack.serving.process import free_port  # a port nothing listens on (bound, then closed)
 from ocrstack.testing.fake_openai import FakeOpenAIServer

@@ -8,9 +8,10 @@ import pytest
 
 from ocrstack.backends import profiles
 from ocrstack.cli import main
-from ocrstack.commands import serve as serve_cmd
+from ocrstack.client import metrics
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Check, Report, Status
+from ocrstack.serving import runner
 
 
 def _fake_serve(calls: list):
@@ -36,22 +37,22 @@ def test_dspark_profiles_run_the_metrics_proof(
     monkeypatch: pytest.MonkeyPatch, status: Status, rc: int, profile: str, build: str
 ):
     calls: list = []
-    monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
+    monkeypatch.setattr(runner, "serve", _fake_serve(calls))
 
     def run_check(url, model):
         calls.append(("check", url, model))
         check = Check("spec-decode-counters", status, "counters", "add --speculative-config")
         return Report("dspark", [check])
 
-    monkeypatch.setattr(serve_cmd.metrics, "run_check", run_check)
+    monkeypatch.setattr(metrics, "run_check", run_check)
     assert main(["serve", "--profile", profile, "--build", build]) == rc
     assert calls == [("serve", profile), ("check", "http://127.0.0.1:18499", "minicpm-ocr")]
 
 
 def test_other_profiles_and_opt_out_skip_the_proof(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list = []
-    monkeypatch.setattr(serve_cmd.runner, "serve", _fake_serve(calls))
-    monkeypatch.setattr(serve_cmd.metrics, "run_check", lambda *a: calls.append("check"))
+    monkeypatch.setattr(runner, "serve", _fake_serve(calls))
+    monkeypatch.setattr(metrics, "run_check", lambda *a: calls.append("check"))
     assert main(["serve", "--profile", "standard", "--build", "feat-ocr"]) == 0
     assert main(["serve", "--profile", "standard-upstream", "--build", "upstream"]) == 0
     assert main(["serve", "--profile", "dspark", "--build", "feat-ocr", "--no-dspark-check"]) == 0

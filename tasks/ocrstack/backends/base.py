@@ -7,7 +7,6 @@ A back-end is the program a serve profile starts (its build's ``engine`` in
 
 from __future__ import annotations
 
-import importlib.metadata as md
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,6 +59,8 @@ class Site:
         """
         if self.site_packages is None:
             return versions.installed(dist)
+        import importlib.metadata as md  # read when asked, not at start-up
+
         for d in md.distributions(path=[str(self.site_packages)]):
             if (d.metadata["Name"] or "").lower().replace("_", "-") == dist:
                 return d.version

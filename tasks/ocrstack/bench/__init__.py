@@ -45,22 +45,24 @@ Run: ``ocrstack bench`` (a few minutes on 2 cores), ``ocrstack bench --quick``
 
 from __future__ import annotations
 
+import importlib
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
-from ocrstack.bench.accuracy_table import accuracy_rows
-from ocrstack.bench.embedded import embedded_rows
-from ocrstack.bench.faults import fault_rows, routing_rows
-from ocrstack.bench.harness import Fleet, make_pdf
 from ocrstack.bench.options import BenchOptions
-from ocrstack.bench.overhead import overhead_rows
 from ocrstack.bench.results import OVERHEAD_TARGET, RSS_TARGET, SCALING_TARGET, BenchResult, Row
-from ocrstack.bench.rss import peak_rss_kib, rss_rows
-from ocrstack.bench.scaleout import scaleout_rows
-from ocrstack.bench.scaling import scaling_rows
+
+#: Re-exported helpers -> their module, imported on first use (PEP 562): ``bench --help`` and the
+#: options import no numpy or pypdfium2.
+_HOME = {
+    "Fleet": "ocrstack.bench.harness",
+    "make_pdf": "ocrstack.bench.harness",
+    "peak_rss_kib": "ocrstack.bench.rss",
+}
 
 __all__ = [
     "OVERHEAD_TARGET",
@@ -78,6 +80,14 @@ __all__ = [
 
 def run(opts: BenchOptions) -> BenchResult:
     """Measure every row; a section whose dependency is missing becomes a ``not-run`` row with the reason."""
+    from ocrstack.bench.accuracy_table import accuracy_rows
+    from ocrstack.bench.embedded import embedded_rows
+    from ocrstack.bench.faults import fault_rows, routing_rows
+    from ocrstack.bench.overhead import overhead_rows
+    from ocrstack.bench.rss import rss_rows
+    from ocrstack.bench.scaleout import scaleout_rows
+    from ocrstack.bench.scaling import scaling_rows
+
     result = BenchResult(options={k: v for k, v in asdict(opts).items() if k != "workdir"})
     with _workdir(opts.workdir) as work:
         sections = [
@@ -107,3 +117,10 @@ def _workdir(path: Path | None) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix="ocrstack-bench-") as tmp:
         yield Path(tmp)
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name``'s defining module on first access (:data:`_HOME`)."""
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,12 +18,11 @@ at the pinned commit and really the fork, target interpreter) and then the share
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from ocrstack import versions
 from ocrstack.building import runner, target
-from ocrstack.building.options import DRY_RUN, LOG_DIR, OTHER_PYTHON, resolved, this_python
+from ocrstack.building.options import MineruOptions
 from ocrstack.building.sources import commit_matches, head_commit
 from ocrstack.building.steps import (
     DistCondition,
@@ -34,7 +33,6 @@ from ocrstack.building.steps import (
     target_line,
     versions_check_step,
 )
-from ocrstack.core import options as opt
 from ocrstack.core.errors import InputError
 from ocrstack.core.results import Check, Report, Status
 
@@ -47,36 +45,6 @@ FORK_MARKERS = (
 )
 #: Imported by the last step: the fork's MinerU-Diffusion config and model (SGLang registers them).
 KNOWN_MODULES = "sglang.srt.configs.mineru_diffusion, sglang.srt.models.mineru_diffusion"
-
-
-@dataclass(frozen=True)
-class MineruOptions:
-    """Options of ``ocrstack build mineru-diffusion``, each declared once (flag, default, help).
-
-    Attributes:
-        sglang_src: checkout of ``mineru-diffusion.sglang-fork`` (root with ``python/``).
-        python: interpreter of the target environment (pixi ``mineru-diffusion``; pin
-            ``python.mineru-diffusion``).
-        log_dir: one log file per step.
-        allow_other_commit: install a checkout that is not at the pinned commit (warning only).
-        allow_other_python: install into ``python`` even when it misses the pin (warning only).
-        dry_run: print the plan and run the read-only checks; install nothing.
-    """
-
-    sglang_src: Path = opt.option(
-        flags=("--sglang-src",), convert=resolved, help="checkout of the pinned SGLang fork"
-    )
-    python: Path = opt.option(
-        default_factory=this_python, flags=("--python",), convert=Path, help="target interpreter"
-    )
-    log_dir: Path = opt.option(
-        Path("build/logs/mineru-diffusion"), flags=("--log-dir",), convert=Path, help=LOG_DIR
-    )
-    allow_other_commit: bool = opt.option(
-        False, flags=("--allow-other-commit",), help="checkout not at the pin: warn only"
-    )
-    allow_other_python: bool = opt.option(False, flags=("--allow-other-python",), help=OTHER_PYTHON)
-    dry_run: bool = opt.option(False, flags=("--dry-run",), help=DRY_RUN)
 
 
 def mineru_plan(opts: MineruOptions) -> Plan:

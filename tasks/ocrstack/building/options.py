@@ -1,4 +1,4 @@
-"""Options of ``ocrstack build vllm``, ``vllm-prebuilt`` and ``tf``, each declared once.
+"""Options of ``ocrstack build vllm``, ``vllm-prebuilt``, ``tf`` and ``mineru-diffusion``, each declared once.
 
 Every field is an option of :mod:`ocrstack.core.options` (flag, default, conversion, help), so
 ``ocrstack.commands.build`` derives its flags and builds these objects from them without copying
@@ -167,6 +167,36 @@ class TfOptions:
         False,
         flags=("--allow-other-commit",),
         help="install a checkout that is not at the pinned commit (warning only)",
+    )
+    allow_other_python: bool = opt.option(False, flags=("--allow-other-python",), help=OTHER_PYTHON)
+    dry_run: bool = opt.option(False, flags=("--dry-run",), help=DRY_RUN)
+
+
+@dataclass(frozen=True)
+class MineruOptions:
+    """Options of ``ocrstack build mineru-diffusion``, each declared once (flag, default, help).
+
+    Attributes:
+        sglang_src: checkout of ``mineru-diffusion.sglang-fork`` (root with ``python/``).
+        python: interpreter of the target environment (pixi ``mineru-diffusion``; pin
+            ``python.mineru-diffusion``).
+        log_dir: one log file per step.
+        allow_other_commit: install a checkout that is not at the pinned commit (warning only).
+        allow_other_python: install into ``python`` even when it misses the pin (warning only).
+        dry_run: print the plan and run the read-only checks; install nothing.
+    """
+
+    sglang_src: Path = opt.option(
+        flags=("--sglang-src",), convert=resolved, help="checkout of the pinned SGLang fork"
+    )
+    python: Path = opt.option(
+        default_factory=this_python, flags=("--python",), convert=Path, help="target interpreter"
+    )
+    log_dir: Path = opt.option(
+        Path("build/logs/mineru-diffusion"), flags=("--log-dir",), convert=Path, help=LOG_DIR
+    )
+    allow_other_commit: bool = opt.option(
+        False, flags=("--allow-other-commit",), help="checkout not at the pin: warn only"
     )
     allow_other_python: bool = opt.option(False, flags=("--allow-other-python",), help=OTHER_PYTHON)
     dry_run: bool = opt.option(False, flags=("--dry-run",), help=DRY_RUN)

@@ -21,13 +21,35 @@ The names below are re-exported so callers write ``from ocrstack.client import c
 
 from __future__ import annotations
 
-from ocrstack.client.body import chat_body, is_grey, png_data_url, tiny_png
-from ocrstack.client.chat import Completion, chat_once, post_chat
-from ocrstack.client.dispatch import BACKOFF_BASE, BACKOFF_MAX, PROGRESS_TIMEOUT, Dispatcher
-from ocrstack.client.http import CHAT_PATH, CONNECT_TIMEOUT, base_url, curl_hint, make_client
-from ocrstack.client.jobs import JobGroup
-from ocrstack.client.probe import ProbeResult, probe, probe_servers
-from ocrstack.client.rejections import rejection_cause, server_message
+import importlib
+from typing import Any
+
+#: Each re-exported name -> the module that defines it, imported on first use (PEP 562), so that
+#: importing one light submodule (options, constants) does not load the whole package.
+_HOME = {
+    "BACKOFF_BASE": "ocrstack.client.defaults",
+    "BACKOFF_MAX": "ocrstack.client.defaults",
+    "base_url": "ocrstack.client.http",
+    "chat_body": "ocrstack.client.body",
+    "chat_once": "ocrstack.client.chat",
+    "CHAT_PATH": "ocrstack.client.http",
+    "Completion": "ocrstack.client.chat",
+    "CONNECT_TIMEOUT": "ocrstack.client.http",
+    "curl_hint": "ocrstack.client.http",
+    "Dispatcher": "ocrstack.client.dispatch",
+    "is_grey": "ocrstack.client.body",
+    "JobGroup": "ocrstack.client.jobs",
+    "make_client": "ocrstack.client.http",
+    "png_data_url": "ocrstack.client.body",
+    "post_chat": "ocrstack.client.chat",
+    "probe_servers": "ocrstack.client.probe",
+    "ProbeResult": "ocrstack.client.probe",
+    "PROGRESS_TIMEOUT": "ocrstack.client.defaults",
+    "rejection_cause": "ocrstack.client.rejections",
+    "server_message": "ocrstack.client.rejections",
+    "tiny_png": "ocrstack.client.body",
+}
+
 
 __all__ = [
     "BACKOFF_BASE",
@@ -47,9 +69,15 @@ __all__ = [
     "make_client",
     "png_data_url",
     "post_chat",
-    "probe",
     "probe_servers",
     "rejection_cause",
     "server_message",
     "tiny_png",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name``'s defining module on first access (:data:`_HOME`)."""
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -37,6 +37,14 @@ import httpx
 from ocrstack.client import routing
 from ocrstack.client.breaker import Breaker
 from ocrstack.client.chat import Completion, post_chat
+from ocrstack.client.defaults import (
+    BACKOFF_BASE,
+    BACKOFF_MAX,
+    CONCURRENCY,
+    PROGRESS_TIMEOUT,
+    REQUEST_TIMEOUT,
+    RETRIES,
+)
 from ocrstack.client.http import base_url, curl_hint, make_client
 from ocrstack.client.jobs import Job, JobGroup
 from ocrstack.client.probe import recheck
@@ -44,19 +52,6 @@ from ocrstack.core import retry
 from ocrstack.core.errors import RequestFailed, ServerRejected, ServerUnreachable, UsageError
 from ocrstack.core.retry import Transient
 
-#: In-flight requests per server without ``#capacity`` (``--concurrency``): guide 4.1 serves with
-#: ``--max-num-seqs`` of a few sequences, so a handful of requests keeps one server busy.
-CONCURRENCY = 4
-#: Seconds per request (``--timeout``): guide 8's SDK waited 600 s for a block before giving up.
-REQUEST_TIMEOUT = 600.0
-#: Counted failures of one request before it is given up (``--retries``; a burst counts once).
-RETRIES = 3
-#: Backoff: BACKOFF_BASE s doubling to BACKOFF_MAX s, plus up to 25 % of BACKOFF_BASE of jitter.
-BACKOFF_BASE = 0.5
-BACKOFF_MAX = 8.0
-#: Seconds without any answer from any server (while work is pending) before queued requests
-#: fail (``--progress-timeout``): 10 minutes covers a restart (guide 4.4: ~3 min first start).
-PROGRESS_TIMEOUT = 600.0
 #: Scheduler wake-up period (s): cool-downs, stalls.
 TICK = 0.05
 

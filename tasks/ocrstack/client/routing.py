@@ -38,8 +38,7 @@ POLL_INTERVAL = 0.5
 POLL_TIMEOUT = 1.0
 #: Seconds between scrapes of a server without ``/metrics`` (404 or no known gauge).
 ABSENT_INTERVAL = 10.0
-#: Routing modes: ``auto`` reads /metrics where it can; ``inflight`` only counts our requests.
-MODES = ("auto", "inflight")
+
 
 @dataclass(frozen=True)
 class Load:

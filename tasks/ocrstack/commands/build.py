@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ocrstack.building.options import BuildOptions, PrebuiltOptions, TfOptions
+from ocrstack.building.options import BuildOptions, MineruOptions, PrebuiltOptions, TfOptions
 from ocrstack.commands import add_json
 from ocrstack.core import options as opt
 
@@ -77,8 +77,6 @@ def _tf(args: argparse.Namespace) -> int:
 
 def _register_mineru(bsub: argparse._SubParsersAction) -> None:
     """``build mineru-diffusion``: the SGLang fork serving MinerU-Diffusion (issue 14)."""
-    from ocrstack.building.mineru import MineruOptions
-
     _target(
         bsub,
         "mineru-diffusion",

@@ -57,9 +57,7 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ocrstack.parsing.run import pipeline
-
-    options = options_from_args(args)
+    options = options_from_args(args)  # a bad value is reported before the pipeline is imported
     address = ray_options.from_args(args).ray
     if args.api:  # the service parses; the same option checks ran above (issue 12)
         from ocrstack.api.client import parse_via_api
@@ -74,6 +72,8 @@ def _handle(args: argparse.Namespace) -> int:
         from ocrstack.scaleout import RayExecutor
 
         executor = RayExecutor(address)
+    from ocrstack.parsing.run import pipeline
+
     try:
         summary = pipeline.run(options, progress=not args.no_progress, executor=executor)
     except KeyboardInterrupt:

@@ -14,11 +14,9 @@ from __future__ import annotations
 import argparse
 from urllib.parse import urlparse
 
-from ocrstack.client import metrics
 from ocrstack.commands import add_json
 from ocrstack.core import options as opt
 from ocrstack.core.errors import UsageError
-from ocrstack.serving import plan, process, runner
 from ocrstack.serving.options import CheckOptions, ServeOptions, StopOptions
 from ocrstack.versions import endpoints
 
@@ -62,12 +60,17 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
 
 def _serve(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
+    from ocrstack.serving import plan  # the back-ends and profiles: loaded by the action, not --help
+
     if opts.dry_run:
         lp = plan.plan(opts)
         # same profile/build refusal as a real run (an undetected build only shows as "unknown")
         plan.check_build(lp, allow_unknown=True)
         print(lp.render())
         return 0
+    from ocrstack.client import metrics
+    from ocrstack.serving import runner
+
     result = runner.serve(opts)
     runner.print_result(result)
     if result.plan.profile.speculative and opts.wait and opts.dspark_check:
@@ -79,6 +82,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
+    from ocrstack.serving import process
+
     stop = opt.build(StopOptions, opt.namespace_values(args, StopOptions, prefix="stop_"))
     port = stop.port if stop.port is not None else endpoints.default_port()
     print(process.stop(stop.run_dir, port, grace=stop.grace))
@@ -86,6 +91,9 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _dspark_check(args: argparse.Namespace) -> int:
+    from ocrstack.client import metrics
+    from ocrstack.serving import process
+
     serve = options_from_args(args)
     check = opt.build(CheckOptions, opt.namespace_values(args, CheckOptions, prefix="check_"))
     if check.before or check.after:

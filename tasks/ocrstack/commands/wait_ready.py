@@ -10,10 +10,7 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ocrstack.backends import profiles
-from ocrstack.client import readiness
 from ocrstack.core import options as opt
-from ocrstack.serving import process
 from ocrstack.serving.options import WaitOptions
 from ocrstack.versions import endpoints
 
@@ -32,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _wait(args: argparse.Namespace) -> int:
+    from ocrstack.backends import profiles  # the back-ends and the HTTP client: on use, not --help
+    from ocrstack.client import readiness
+    from ocrstack.serving import process
+
     opts = opt.build(WaitOptions, opt.namespace_values(args, WaitOptions), url=args.url)
     url = opts.url or endpoints.default_server_url()
     port = urlparse(url).port

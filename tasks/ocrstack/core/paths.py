@@ -61,7 +61,8 @@ def read_yaml(
     """
     p = Path(path)
     try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
+        # libyaml's loader where PyYAML has it: the same documents, parsed ~10x faster (start-up)
+        return yaml.load(p.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         reason = " ".join(str(exc).split())
         raise error(f"{p}: cannot read {what} ({reason})", remedy) from exc

@@ -13,9 +13,22 @@ Each rule is data (guide 8 rows plus public failure classes); see
 
 from __future__ import annotations
 
-from ocrstack.doctor.cli import DoctorOptions
-from ocrstack.doctor.engine import Finding, diagnose, diagnose_file, render, to_json
-from ocrstack.doctor.rules import Rule, load_rules
+import importlib
+from typing import Any
+
+#: Each re-exported name -> the module that defines it, imported on first use (PEP 562), so that
+#: importing one light submodule (options, constants) does not load the whole package.
+_HOME = {
+    "diagnose": "ocrstack.doctor.engine",
+    "diagnose_file": "ocrstack.doctor.engine",
+    "DoctorOptions": "ocrstack.doctor.cli",
+    "Finding": "ocrstack.doctor.engine",
+    "load_rules": "ocrstack.doctor.rules",
+    "render": "ocrstack.doctor.engine",
+    "Rule": "ocrstack.doctor.rules",
+    "to_json": "ocrstack.doctor.engine",
+}
+
 
 __all__ = [
     "DoctorOptions",
@@ -27,3 +40,10 @@ __all__ = [
     "render",
     "to_json",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name``'s defining module on first access (:data:`_HOME`)."""
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,10 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version
-
 from ocrstack import versions
-from ocrstack.backends import registry
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError
 
@@ -81,6 +78,8 @@ def expand_pins(text: str, *, regex: bool = False, versions_file: Path | None = 
         value = str(versions.pin(m.group(1), versions_file))
         mods = [x for x in m.group(2).split("|") if x]
         if "base" in mods:
+            from packaging.version import Version
+
             value = Version(value).base_version
         if "re" in mods:
             if not regex:
@@ -159,6 +158,8 @@ def parse_rules(
 
 @lru_cache(maxsize=4)
 def _load_cached(path: str, backends: tuple[str, ...]) -> tuple[Rule, ...]:
+    from ocrstack.backends import registry  # the back-ends, when rules are read (not at start-up)
+
     data = paths.read_yaml(path, "doctor rules", "reinstall ocrstack or restore the file from git")
     rules = parse_rules(data, origin=path)
     for name in backends:
@@ -181,4 +182,6 @@ def load_rules(path: Path | None = None) -> list[Rule]:
     Raises:
         ConfigError: file missing, invalid YAML, an invalid rule, or one id defined twice.
     """
+    from ocrstack.backends import registry
+
     return list(_load_cached(str(path or default_rules_file()), registry.names()))

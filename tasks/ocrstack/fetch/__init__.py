@@ -8,10 +8,22 @@
 
 from __future__ import annotations
 
-from ocrstack.fetch.layout import export_line, fetch_layout
-from ocrstack.fetch.models import fetch_models
-from ocrstack.fetch.options import LayoutFetchOptions, ModelFetchOptions
-from ocrstack.fetch.verify import bad_reason, check_layout_dir, require_layout_dir
+import importlib
+from typing import Any
+
+#: Each re-exported name -> the module that defines it, imported on first use (PEP 562), so that
+#: importing one light submodule (options, constants) does not load the whole package.
+_HOME = {
+    "bad_reason": "ocrstack.fetch.verify",
+    "check_layout_dir": "ocrstack.fetch.verify",
+    "export_line": "ocrstack.fetch.layout",
+    "fetch_layout": "ocrstack.fetch.layout",
+    "fetch_models": "ocrstack.fetch.models",
+    "LayoutFetchOptions": "ocrstack.fetch.options",
+    "ModelFetchOptions": "ocrstack.fetch.options",
+    "require_layout_dir": "ocrstack.fetch.verify",
+}
+
 
 __all__ = [
     "LayoutFetchOptions",
@@ -23,3 +35,10 @@ __all__ = [
     "fetch_models",
     "require_layout_dir",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name``'s defining module on first access (:data:`_HOME`)."""
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from ocrstack.client import dispatch, routing
+from ocrstack.client import defaults
 from ocrstack.core import options as opt
 from ocrstack.parsing.engines import kinds
 from ocrstack.versions.endpoints import default_model, default_server_url
@@ -162,7 +162,7 @@ class OpenAIOptions(EngineOptions):
         where=ANYWHERE,  # request: built-in prompt set names only, never a file (ocrstack.api.options checks)
     )
     concurrency: int = opt.option(
-        dispatch.CONCURRENCY,
+        defaults.CONCURRENCY,
         flags=("--concurrency",),
         convert=int,
         minimum=1,
@@ -171,7 +171,7 @@ class OpenAIOptions(EngineOptions):
         where=ANYWHERE,  # request: bounded per job by the operator's servers, like the timeouts below
     )
     request_timeout: float = opt.option(
-        dispatch.REQUEST_TIMEOUT,
+        defaults.REQUEST_TIMEOUT,
         flags=("--timeout",),
         convert=float,
         above=0,
@@ -180,7 +180,7 @@ class OpenAIOptions(EngineOptions):
         where=ANYWHERE,  # request: how long this job waits for the operator's servers
     )
     retries: int = opt.option(
-        dispatch.RETRIES,
+        defaults.RETRIES,
         flags=("--retries",),
         convert=int,
         minimum=0,
@@ -200,7 +200,7 @@ class OpenAIOptions(EngineOptions):
         where=ANYWHERE,  # request: how long this job waits for a starting server
     )
     progress_timeout: float = opt.option(
-        dispatch.PROGRESS_TIMEOUT,
+        defaults.PROGRESS_TIMEOUT,
         flags=("--progress-timeout",),
         convert=float,
         above=0,
@@ -212,7 +212,7 @@ class OpenAIOptions(EngineOptions):
     routing: str = opt.option(
         "auto",
         flags=("--routing",),
-        choices=routing.MODES,
+        choices=defaults.MODES,
         help="where blocks go: auto (least loaded by each server's /metrics, else our requests in "
         "flight) or inflight (default: {default})",
         where=ANYWHERE,  # request: a choice among the routing modes

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from PIL import Image
+if TYPE_CHECKING:  # the type only: building the CLI parser does not import Pillow
+    from PIL import Image
 
 
 class Category(str, Enum):

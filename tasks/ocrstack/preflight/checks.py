@@ -10,9 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from ocrstack import versions
 from ocrstack.core.errors import CheckFailed
 from ocrstack.core.results import Check, Report, Status
@@ -185,6 +182,9 @@ def python_requirement(env: str) -> str:
 
 
 def _satisfies(version: str, spec: str) -> bool:
+    from packaging.specifiers import SpecifierSet  # when judged: `preflight --help` needs none
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(version) in SpecifierSet(spec)
     except InvalidVersion:

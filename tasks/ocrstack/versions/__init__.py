@@ -3,23 +3,18 @@
 ``ocrstack versions show`` prints the resolved pins; ``ocrstack versions check
 --env NAME`` compares what is installed in the running interpreter with the
 expectations for environment NAME and fails with the fix (guide 3.2, 8, 9).
-Installed versions are read with :mod:`importlib.metadata`; nothing heavy is
-imported.
+Installed versions are read with :mod:`importlib.metadata`; it, ``packaging`` and ``yaml`` are
+imported by the functions that use them, so building the CLI parser imports none of them.
 """
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-import yaml
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from ocrstack.core import paths
 from ocrstack.core.errors import ConfigError
@@ -61,6 +56,8 @@ def pin(dotted: str, path: Path | None = None) -> Any:
 
 def installed(dist: str) -> str | None:
     """Return the installed version string of distribution ``dist`` or None."""
+    import importlib.metadata as md  # not at start-up: ``ocrstack --help`` reads no metadata
+
     try:
         return md.version(dist)
     except md.PackageNotFoundError:
@@ -90,6 +87,9 @@ def _exact(expected: str) -> Callable[[str], bool]:
 
 
 def _spec(spec: str) -> Callable[[str], bool]:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
     specifier = SpecifierSet(spec, prereleases=True)
 
     def test(found: str) -> bool:
@@ -242,6 +242,9 @@ def expectations(env: str, path: Path | None = None) -> list[Expectation]:
 
 
 def _python_check(env: str, v: dict[str, Any]) -> Check:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
     want = str(v["python"].get(env, v["python"]["sdk"]) if env != "cpu-test" else ">=3.10")
     found = ".".join(str(n) for n in sys.version_info[:3])
     spec = want if want[0] in "<>=!~" else f"=={want}.*"
@@ -305,4 +308,6 @@ def check(env: str, path: Path | None = None, lookup: Callable[[str], str | None
 def show(path: Path | None = None) -> str:
     """Return the resolved pins as YAML text, headed by the file they came from."""
     p = path or paths.versions_file()
+    import yaml
+
     return f"# {p}\n" + yaml.safe_dump(pins(p), sort_keys=False, allow_unicode=True)

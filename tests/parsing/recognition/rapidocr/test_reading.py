@@ -42,6 +42,23 @@ def test_session_options_one_thread_no_spinning():
     assert opts.enable_cpu_mem_arena
 
 
+def test_each_stage_loads_on_first_use_once_on_our_session():
+    """Issue 21: a born-digital page asks only the recognizer (the OCR sample), so building the
+    engine loads no model; a stage loads when first asked, once, on :func:`session_options`."""
+    pytest.importorskip("rapidocr")
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
+
+    engine = RapidOcrRecognizer().engine()
+    assert (engine.text_det, engine.text_cls, engine.text_rec) == (None, None, None)
+    rec = E.stage_model(engine, "rec")
+    assert E.stage_model(engine, "rec") is rec and engine.text_rec is rec
+    assert (engine.text_det, engine.text_cls) == (None, None)
+    options = rec.session.session.get_session_options()  # ours, not rapidocr's all-core session
+    assert options.intra_op_num_threads == E.INTRA_OP_THREADS
+    det = engine._load_det_model()  # what rapidocr's own methods call: the same wrapped loader
+    assert engine.text_det is det and det.session.session.get_session_options().intra_op_num_threads == 1
+
+
 def test_small_text_page_gets_a_second_detection_pass_and_is_read():
     """A page of 8 px text drawn at 3300 px high: the probe (max side PROBE_SIDE)
     finds no line at all, so the page is detected again larger and the words are read."""

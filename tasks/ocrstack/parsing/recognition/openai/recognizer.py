@@ -51,9 +51,9 @@ from ocrstack.client import (
     ProbeResult,
     chat_body,
     png_data_url,
-    probe,
     probe_servers,
 )
+from ocrstack.client.probe import probe
 from ocrstack.core.errors import RequestFailed, ServerRejected
 from ocrstack.parsing.crops import resize_by_need, rotate
 from ocrstack.parsing.engines import Recognizer

@@ -26,7 +26,6 @@ better in both (0.973/0.939 vs 0.970/0.935 English, 0.962/0.943 vs 0.960/0.940 C
   A line read upright with score >= :data:`SURE_SCORE` is taken as upright; only the others
   (upside-down, rotated, or merely hard lines) and vertical boxes go to the classifier, and a
   line it calls 180 is read again turned and the better score wins (as before).
-
 * **ONNX Runtime session options set once**, when the engine is built (:func:`build`): one
   intra-op thread, no spin-waiting, memory arena on. Measured on 120 line crops of
   en_multicol_pari_refcard on the shared 2-core machine (load 8-15), recognizer alone:
@@ -41,13 +40,8 @@ of four corpus pages, two streams, load about 1.5): batch 1 11.1 s, batch 6 11.5
 padded to rapidocr's minimum width (320 px at 48 high) add 10% of input width over the crops'
 own (batch 1 without the minimum would add 0%), so neither lever is worth a change of readings.
 
-Recognition is 70% convolutions (ONNX Runtime profile) at ~48 ms CPU per crop. Measured for the
-2x target (same crops; CPU seconds, one stream, load 1-3): ONNX Runtime f32 24.2 s, OpenVINO f32
-26.2 s, dynamic int8 (MatMul) 23.1 s with 11 texts changed, static int8 convolutions 14.5 s with
-85 of 506 texts changed, OpenVINO bf16 17.4 s (two streams: 6.5 vs 11.5 s wall) with 9 changed.
-OpenVINO bf16 is opt-in (:mod:`~ocrstack.parsing.recognition.rapidocr.openvino_rec`, which has why):
-with it, ``ocrstack off`` is 2.0x the pre-issue path on the dev corpus (load 1.5-2), without it
-1.57x English and 1.51x Chinese in the same run.
+The recognizer's runtime (ONNX Runtime f32 by default, OpenVINO bf16 opt-in) and its measured
+trade: :mod:`~ocrstack.parsing.recognition.rapidocr.openvino_rec`.
 """
 
 from __future__ import annotations
@@ -60,6 +54,8 @@ from dataclasses import dataclass
 from statistics import median
 
 import numpy as np
+
+from ocrstack.parsing.recognition.rapidocr import openvino_rec
 
 #: the recognizer's logger (:mod:`ocrstack.parsing.recognition.rapidocr.recognizer`)
 log = logging.getLogger("ocrstack.rapidocr")
@@ -142,32 +138,37 @@ def stage_model(engine, stage: str):  # -> rapidocr's model classes, imported la
 
 
 def build(params: dict, runtime: str = "onnxruntime"):  # rapidocr.RapidOCR, imported lazily
-    """A ``rapidocr.RapidOCR(params=params)`` whose detector, classifier and recognizer are
-    loaded now and run on sessions made with :func:`session_options` (rapidocr exposes only
-    thread counts and the arena in its config, not spinning); the recognizer runs on OpenVINO in
-    bf16 instead when ``runtime`` is ``openvino`` (``--ocr-runtime``) and
-    :func:`~ocrstack.parsing.recognition.rapidocr.openvino_rec.rec_session` gives a session. Call once
-    per recognizer.
-
-    Raises:
-        ImportError: rapidocr or onnxruntime is not installed.
+    """A ``rapidocr.RapidOCR(params=params)`` whose detector, classifier and recognizer each load
+    once, when a page first needs them (a text-layer page needs only the recognizer, for the OCR
+    sample), on :func:`session_options` sessions; the recognizer on OpenVINO bf16 when
+    :func:`.openvino_rec.rec_session` gives one for ``runtime``. ImportError: no rapidocr/onnxruntime.
     """
     import onnxruntime as ort
     from rapidocr import RapidOCR
 
-    from ocrstack.parsing.recognition.rapidocr import openvino_rec
-
     engine = RapidOCR(params=params)
-    opts = session_options()
-    rec = stage_model(engine, "rec")
-    ov_rec = openvino_rec.rec_session(rec.session.session._model_path, REC_STREAMS, runtime)
-    for model in (stage_model(engine, "det"), stage_model(engine, "cls"), rec):
-        wrapper = model.session  # rapidocr's OrtInferSession; .session is the InferenceSession
-        if model is rec and ov_rec is not None:
-            model.session = ov_rec  # OpenVINO bf16 (openvino_rec); the dictionary is read already
-            continue
-        path = wrapper.session._model_path
-        wrapper.session = ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
+
+    def owning(stage: str, load):  # load: rapidocr's loader of ``stage``
+        lock, loaded = threading.Lock(), []
+
+        def load_owned():  # the stage's model with our session, loaded once (stage_model calls this)
+            with lock:
+                if not loaded:
+                    model = load()  # rapidocr's loader; .session.session is its InferenceSession
+                    path = model.session.session._model_path
+                    ov_rec = openvino_rec.rec_session(path, REC_STREAMS, runtime) if stage == "rec" else None
+                    if ov_rec is not None:
+                        model.session = ov_rec  # OpenVINO bf16; the dictionary is read already
+                    else:
+                        opts, cpu = session_options(), ["CPUExecutionProvider"]
+                        model.session.session = ort.InferenceSession(path, sess_options=opts, providers=cpu)
+                    loaded.append(model)
+            return loaded[0]
+
+        return load_owned
+
+    for stage in ("det", "cls", "rec"):
+        setattr(engine, f"_load_{stage}_model", owning(stage, getattr(engine, f"_load_{stage}_model")))
     return engine
 
 
