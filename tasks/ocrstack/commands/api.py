@@ -8,9 +8,34 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from ocrstack.commands import add_json
+from ocrstack.core import options as opt
+
+
+@dataclass(frozen=True)
+class Load:
+    """The sizes of ``ocrstack api load`` (its run: :class:`ocrstack.api.loadtest.LoadOptions`)."""
+
+    jobs: int = opt.option(
+        50,
+        flags=("--jobs",),
+        convert=int,
+        minimum=1,
+        example="50",
+        help="concurrent submissions (default: {default})",
+    )
+    rss_jobs: str = opt.option(
+        "20,200",
+        flags=("--rss-jobs",),
+        example="20,200",
+        help="job counts for the RSS ratio (default: {default})",
+    )
+    workdir: Path | None = opt.option(
+        None, flags=("--workdir",), convert=opt.path, help="keep data, logs and inputs here"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,9 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="50 concurrent jobs, status latency while parsing, SIGKILL + restart, "
         "RSS after 20 vs 200 jobs.",
     )
-    ld.add_argument("--jobs", type=int, default=50, help="concurrent submissions (default: 50)")
-    ld.add_argument("--rss-jobs", default="20,200", help="job counts for the RSS ratio (default: 20,200)")
-    ld.add_argument("--workdir", type=Path, default=None, help="keep data, logs and inputs here")
+    opt.add_arguments(ld, Load)
     add_json(ld, what="the result")
     ld.set_defaults(handler=_load)
 
@@ -76,14 +99,15 @@ def _load(args: argparse.Namespace) -> int:
     from ocrstack.api import loadtest
     from ocrstack.core.errors import UsageError
 
+    load = opt.build(Load, opt.namespace_values(args, Load))
     try:
-        small, big = (int(x) for x in args.rss_jobs.split(","))
+        small, big = (int(x) for x in load.rss_jobs.split(","))
     except ValueError:
         raise UsageError(
-            f"--rss-jobs {args.rss_jobs!r}: expected two numbers", "use e.g. --rss-jobs 20,200"
+            f"--rss-jobs {load.rss_jobs!r}: expected two numbers", "use e.g. --rss-jobs 20,200"
         ) from None
     result = loadtest.run(
-        loadtest.LoadOptions(jobs=args.jobs, rss_small=small, rss_big=big, workdir=args.workdir)
+        loadtest.LoadOptions(jobs=load.jobs, rss_small=small, rss_big=big, workdir=load.workdir)
     )
     print(result.to_json() if args.json else result.table())
     return 0 if result.ok else 1

@@ -15,14 +15,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from ocrstack.core import options as opt
 from ocrstack.core.options import path
 from ocrstack.parsing import options as parse_options
 from ocrstack.parsing.options import LAYOUT_MODEL_ENV, ParseOptions
 from ocrstack.scaleout import options as ray_options
 
 __all__ = ["LAYOUT_MODEL_ENV", "options_from_args", "register"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """How this command line runs the parse (command line only: not parse options, no cache key)."""
+
+    api: str | None = opt.option(
+        None,
+        flags=("--api",),
+        metavar="URL",
+        help="submit to a running `ocrstack api` service instead of parsing here; writes the same "
+        "outputs (service key: $OCRSTACK_API_KEY)",
+    )
+    no_progress: bool = opt.option(False, flags=("--no-progress",), help="no progress bar")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,14 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="PDF/image files or directories")
     parse_options.add_arguments(p)
     ray_options.add_arguments(p)
-    p.add_argument(
-        "--api",
-        metavar="URL",
-        default=None,
-        help="submit to a running `ocrstack api` service instead of parsing here; writes the same "
-        "outputs (service key: $OCRSTACK_API_KEY)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    opt.add_arguments(p, Run)
     p.set_defaults(handler=_handle)
 
 
@@ -58,14 +67,15 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
 
 def _handle(args: argparse.Namespace) -> int:
     options = options_from_args(args)  # a bad value is reported before the pipeline is imported
+    run = opt.build(Run, opt.namespace_values(args, Run))
     address = ray_options.from_args(args).ray
-    if args.api:  # the service parses; the same option checks ran above (issue 12)
+    if run.api:  # the service parses; the same option checks ran above (issue 12)
         from ocrstack.api.client import parse_via_api
         from ocrstack.core.errors import UsageError
 
         if address is not None:
             raise UsageError("--api and --ray both given", "use one: the service decides where pages run")
-        parse_via_api(options, args.api)
+        parse_via_api(options, run.api)
         return 0
     executor = None
     if address is not None:  # --ray: pages computed on Ray (ray is imported only then)
@@ -75,7 +85,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ocrstack.parsing.run import pipeline
 
     try:
-        summary = pipeline.run(options, progress=not args.no_progress, executor=executor)
+        summary = pipeline.run(options, progress=not run.no_progress, executor=executor)
     except KeyboardInterrupt:
         from ocrstack.parsing.run import interrupts
 
