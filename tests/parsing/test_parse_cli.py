@@ -255,3 +255,23 @@ def test_cli_and_mapping_refuse_a_bad_value_with_the_same_message(tmp_path, caps
             from_mapping({field: value})
         assert err.strip() == f"ocrstack: error: {mapped.value}", err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text_layer", ["auto", "off"])
+def test_a_blank_pdf_page_parses_to_empty_markdown_with_exit_0(tmp_path, capsys, text_layer):
+    """A blank page is valid input with valid, empty output, in both modes (issue 22 item 6: it
+    exited 1 with "output validation failed: no content"); embedded default, real models."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument.new()
+    doc.new_page(595, 842)  # A4 in points, nothing on it
+    pdf = tmp_path / "blank.pdf"
+    doc.save(str(pdf))
+    doc.close()
+    out = tmp_path / "out"
+    rc = cli.main(["parse", str(pdf), "-o", str(out), "--text-layer", text_layer, "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    assert (out / "blank.md").read_text(encoding="utf-8").strip() == "<!-- page 1 -->"
+    blocks = json.loads((out / "blank.blocks.json").read_text(encoding="utf-8"))
+    assert blocks["complete"] and blocks["pages"][0]["blocks"] == []

@@ -26,6 +26,18 @@ def test_empty_markdown_fails(tmp_path: Path):
     assert "page 1 block 0 (text)" in _status(r, "empty-blocks").detail
 
 
+def test_a_blank_document_is_valid_empty_output(tmp_path: Path):
+    """No layout block on any page: nothing to read, so empty Markdown passes (issue 22
+    item 6: a blank page exited 1 with "no content"); a failed page is still no blank page."""
+    md = tmp_path / "a.md"
+    md.write_text("<!-- page 1 -->\n\n<!-- page 2 -->\n")
+    r = validate(md, [_page(0), _page(1)])
+    assert _status(r, "non-empty").status is Status.PASS and r.ok
+    assert "blank" in _status(r, "non-empty").detail
+    r = validate(md, [_page(0), _page(1, error="server gave up")])
+    assert _status(r, "non-empty").status is Status.FAIL and not r.ok
+
+
 def test_raw_and_escaped_otsl_fail_naming_page_and_block(tmp_path: Path):
     md = tmp_path / "a.md"
     md.write_text("<!-- page 1 -->\n\nok\n\n<!-- page 2 -->\n\n&lt;otsl>&lt;fcel>x&lt;nl>\n")
