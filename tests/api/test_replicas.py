@@ -4,7 +4,6 @@ cache (no finished page recomputed, finished once); a database restart mid-run l
 
 from __future__ import annotations
 
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from api.helpers import make_pdf, wait_job
 from ocrstack.api.process import ServiceProcess
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.wait import wait_until
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 PAGES = 6
@@ -25,9 +25,7 @@ def cached_pages(data: Path, job_id: str) -> set[int]:
 
 
 def wait_cached(data: Path, job_id: str, n: int, timeout: float = 60.0) -> set[int]:
-    deadline = time.monotonic() + timeout
-    while len(cached_pages(data, job_id)) < n and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(cached_pages(data, job_id)) >= n, f"{n} cached page(s) of job {job_id}", timeout)
     return cached_pages(data, job_id)
 
 
@@ -125,10 +123,7 @@ def holder_of(
 
 
 def wait_log(svc: ServiceProcess, text: str, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while text not in svc.log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return text in svc.log.read_text()
+    return wait_until(lambda: text in svc.log.read_text(), f"{text!r} in {svc.log}", timeout)
 
 
 def test_delete_on_another_replica_stops_the_running_job(pg_url: str, tmp_path: Path) -> None:
@@ -143,10 +138,8 @@ def test_delete_on_another_replica_stops_the_running_job(pg_url: str, tmp_path: 
         with httpx.Client(base_url=other.url, trust_env=False, timeout=30) as c:
             assert c.delete(job["status_url"]).json() == {"id": job["id"], "status": "cancelled"}
             assert wait_log(holder, f"job {job['id']} was cancelled elsewhere")
-            deadline = time.monotonic() + 30
-            while (data / "jobs" / job["id"]).exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert not (data / "jobs" / job["id"]).exists()  # the holder dropped the files
+            job_dir = data / "jobs" / job["id"]
+            wait_until(lambda: not job_dir.exists(), f"{job_dir} removed by the holder")  # files dropped
             assert c.get(job["status_url"]).json()["status"] == "cancelled"
         assert len(cached_pages(data, job["id"])) == 0
 

@@ -18,6 +18,7 @@ from ocrstack.api import webhooks
 from ocrstack.api.process import ServiceProcess
 from ocrstack.core.errors import UsageError
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.wait import wait_until
 
 SECRET = "hook-secret"
 
@@ -120,10 +121,10 @@ def test_service_delivers_once_per_job_end(tmp_path: Path, tiny_png: Path, recei
                 "/v1/jobs", files={"file": ("a.png", png)}, data={"callback_url": receiver.url}
             ).json()
             assert wait_job(c, job["id"])["status"] == "done"
-            deadline = time.monotonic() + 30
-            while (c.get(job["status_url"]).json().get("webhook") or {}).get("state") is None:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            wait_until(
+                lambda: (c.get(job["status_url"]).json().get("webhook") or {}).get("state"),
+                "the job's webhook delivery record",
+            )
             final = c.get(job["status_url"]).json()
     assert final["webhook"]["state"] == "delivered" and final["webhook"]["attempts"] == 2  # after the 500
     bodies = [json.loads(body) for _, body in receiver.requests]
