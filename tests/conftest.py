@@ -53,6 +53,19 @@ def corpus() -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _page_memo_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One directory per test run, shared by its xdist workers, for the corpus page memo of
+    ``support/parse_helpers.py`` (each OCR page read once per run, not once per worker): the
+    parent of the workers' basetemps (pytest's own ``pytest-N`` run directory) under xdist,
+    the basetemp itself without it."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = root / "page-memo"
+    path.mkdir(exist_ok=True)
+    os.environ["OCRSTACK_TEST_PAGE_MEMO"] = str(path)
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     """The shared/ directory (pixi schema, docs, seeds); skips with the reason when absent."""

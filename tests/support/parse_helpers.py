@@ -3,13 +3,26 @@
 OCR is the expensive part (several CPU seconds per page), so one rapidocr recognizer with
 a process-wide memo reads each (file, page, DPI) once per test session; layout variants
 and assembly options reuse those lines.
+
+Under pytest-xdist the tests of one page may run on different workers. Each page's results
+(its OCR lines and every layout variant's :class:`PageResult`) are therefore also kept on disk
+in the run's shared temporary directory (``$OCRSTACK_TEST_PAGE_MEMO``, set by tests/conftest.py
+to the parent of the workers' pytest basetemps, so it lives and is cleaned up with the run): a
+worker that needs a page another worker is reading waits on that page's file lock
+(:mod:`filelock`) and loads the result instead of reading the page again. Pickles only, made
+by this run's own workers.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
+import pickle
 from functools import lru_cache
 from pathlib import Path
+
+from filelock import FileLock
 
 from ocrstack.parsing import documents
 from ocrstack.parsing.assembly.markdown import render_page
@@ -20,6 +33,8 @@ from ocrstack.parsing.stages import Parser
 
 MEMO: dict = {}
 DPI = 200
+#: environment variable naming the directory shared by this run's xdist workers
+SHARED_ENV = "OCRSTACK_TEST_PAGE_MEMO"
 
 
 @lru_cache(maxsize=1)
@@ -38,13 +53,54 @@ def parser(layout: str) -> Parser:
 _RESULTS: dict[tuple, PageResult] = {}
 
 
+def _shared_file(name: str, page: int, dpi: int) -> Path | None:
+    """The on-disk memo of one page for this run, or None outside a run that set it up."""
+    root = os.environ.get(SHARED_ENV)
+    if not root:
+        return None
+    digest = hashlib.sha256(f"{name}\0{page}\0{dpi}".encode()).hexdigest()[:16]
+    return Path(root) / f"page-{digest}.pickle"
+
+
+def _load(path: Path, sha: str, page: int) -> None:
+    """Merge a page's stored OCR lines and results into this process's memos."""
+    if path.is_file():
+        memo, results = pickle.loads(path.read_bytes())
+        for key, value in memo.items():
+            MEMO.setdefault(key, value)
+        for key, value in results.items():
+            _RESULTS.setdefault(key, value)
+
+
+def _store(path: Path, name: str, sha: str, page: int, dpi: int) -> None:
+    memo = {k: v for k, v in MEMO.items() if k[0] == sha and k[1] == page}
+    results = {k: v for k, v in _RESULTS.items() if k[0] == name and k[1] == page and k[3] == dpi}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps((memo, results)))
+    tmp.replace(path)
+
+
 def parse(corpus: Path, name: str, page: int, layout: str = "rapid-layout", dpi: int = DPI) -> PageResult:
-    """Parse 0-based ``page`` of ``corpus/name`` (PDF) with ``layout`` and rapidocr; cached."""
+    """Parse 0-based ``page`` of ``corpus/name`` (PDF) with ``layout`` and rapidocr; cached
+    in this process and, under xdist, across the run's workers (module docstring)."""
     key = (name, page, layout, dpi)
     if key not in _RESULTS:
-        (image,) = documents.iter_pages(corpus / name, pages=str(page + 1), dpi=dpi)
-        _RESULTS[key] = parser(layout).parse_page(image)
+        shared = _shared_file(name, page, dpi)
+        if shared is None:
+            _RESULTS[key] = _parse_page(corpus, name, page, layout, dpi)
+        else:
+            sha = documents.file_sha256(corpus / name)
+            with FileLock(str(shared.with_suffix(".lock"))):
+                _load(shared, sha, page)
+                if key not in _RESULTS:
+                    _RESULTS[key] = _parse_page(corpus, name, page, layout, dpi)
+                    _store(shared, name, sha, page, dpi)
     return dataclasses.replace(_RESULTS[key])
+
+
+def _parse_page(corpus: Path, name: str, page: int, layout: str, dpi: int) -> PageResult:
+    (image,) = documents.iter_pages(corpus / name, pages=str(page + 1), dpi=dpi)
+    return parser(layout).parse_page(image)
 
 
 def markdown(result: PageResult, keep_paratext: bool = False) -> str:
