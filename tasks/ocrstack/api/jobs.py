@@ -22,7 +22,7 @@ from ocrstack.api import listing, pageimages, results, webhooks
 from ocrstack.api import options as api_options
 from ocrstack.api.config import request_bounds
 from ocrstack.api.jobquery import DEFAULT_LIMIT, MAX_LIMIT
-from ocrstack.api.schemas import UPLOAD_BODY, JobBody, JobList, ParseBody, errors
+from ocrstack.api.schemas import UPLOAD_BODY, Deleted, JobBody, JobList, ParseBody, errors
 from ocrstack.api.service import Service, ServiceDep, authorize
 from ocrstack.api.store import STATES, TERMINAL, Job, QueueFull
 from ocrstack.api.uploads import receive, safe_name
@@ -255,7 +255,7 @@ def page_image(job_id: str, page: int, svc: ServiceDep) -> Response:
     return FileResponse(pageimages.png(svc.store.job_dir(job_id), opts, page), media_type="image/png")
 
 
-@router.delete("/v1/jobs/{job_id}", responses=errors(401, 404))
+@router.delete("/v1/jobs/{job_id}", response_model=Deleted, responses=errors(401, 404))
 def delete_job(job_id: str, svc: ServiceDep) -> dict:
     """Cancel a queued/running job, or delete a finished one with its files."""
     get_job(svc, job_id)

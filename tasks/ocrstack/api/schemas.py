@@ -102,10 +102,27 @@ class JobList(BaseModel):
     next_cursor: str | None = None
 
 
+class LayoutBlock(BaseModel):
+    """One block of ``POST /v1/parse``'s ``layout``: its category, ``bbox`` (x0, y0, x1, y1) in
+    page pixels at the job's DPI, 1-based ``page`` and reading ``order``."""
+
+    type: str
+    bbox: list[float]
+    page: int
+    order: int
+
+
+class Deleted(BaseModel):
+    """``DELETE /v1/jobs/{job_id}``: ``status`` is ``cancelled`` (it was queued or running) or ``deleted``."""
+
+    id: str
+    status: str
+
+
 class ParseBody(BaseModel):
     status: str
     text: str
-    layout: list[dict]
+    layout: list[LayoutBlock]
     markdown: str
     blocks: dict
     job_id: str
