@@ -182,6 +182,8 @@ NOT_OURS = {
     ".ocrstack/api": "api serve's default --data-dir",
     "build/logs/vllm-build/": "build vllm's log dir",
     "prefix-dev/setup-pixi": "a GitHub action",
+    ".nox/": "nox's environments",
+    ".venv-dev/bin/nox": "scripts/bootstrap dev installs it",
 }
 #: Folders of ../shared the README explains (checked there when it is present).
 SHARED = ("bench/", "corpus/", "pixi-schema/", "seeds/")

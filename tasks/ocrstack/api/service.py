@@ -60,6 +60,6 @@ def authorize(request: Request) -> None:
     if not hmac.compare_digest(given.encode(), key.encode()):
         raise HTTPException(
             401,
-            f"{'wrong' if given else 'missing'} API key: this service needs header {KEY_HEADER}",
+            f"{'wrong' if given else 'missing'} API key (header {KEY_HEADER}, or Authorization: Bearer)",
             headers={"WWW-Authenticate": "Bearer"},
         )
