@@ -6,9 +6,10 @@ OpenAI server, whose recorded answers hold what the page used to show wrongly: M
 (``\\newwrite``, ``save\\_handler``, ``&lt;module>``, ``\\*right\\*``), inline LaTeX, an OTSL
 table and a display formula. The page must show them as written, with KaTeX math and a real
 table; raw HTML (and any hostile markup) in Markdown stays inert; a fenced code block renders as
-code; a reload shows the job again (localStorage); a bad upload is styled as an error; ``/docs``
-renders Swagger UI. Every request that leaves 127.0.0.1 is aborted and fails the test (the page
-and ``/docs`` must work offline). Screenshots: ``.ocrstack/artifacts/api-render.png``,
+code; a reload shows the job again (from ``GET /v1/jobs``, with this browser's storage cleared)
+and its Delete button removes it; a bad upload is styled as an error; ``/docs`` renders Swagger UI.
+Every request that leaves 127.0.0.1 is aborted and fails the test (the page and ``/docs`` must
+work offline). Screenshots: ``.ocrstack/artifacts/api-render.png``,
 ``api-error.png`` (after the reload and the bad upload) and ``api-docs.png`` (CI artifacts).
 Skips with the reason when chromium or Playwright is absent (``apt-get install -y chromium``).
 """
@@ -150,9 +151,11 @@ def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: P
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "api-render.png"), full_page=True)
 
-        page.reload()  # the job list is remembered across reloads
+        page.evaluate("localStorage.clear(); sessionStorage.clear()")
+        page.reload()  # the job list comes from the service (GET /v1/jobs), not from this browser
         page.wait_for_selector(".job[data-rendered=true] .markdown .katex", timeout=30_000)
         after_reload = page.locator(".job").count()
+        button = page.locator(".job[data-rendered=true] .stop").inner_text()
 
         bad = tmp_path / "broken.pdf"
         bad.write_bytes(b"this is not a PDF")
@@ -162,6 +165,10 @@ def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: P
         failed_text = failed.inner_text()
         failed_color = failed.evaluate("el => getComputedStyle(el).color")
         page.screenshot(path=str(ARTIFACTS / "api-error.png"))
+        page.click(".job[data-rendered=true] .stop")  # Delete: the finished job and its files go
+        page.wait_for_selector(".job[data-rendered=true]", state="detached", timeout=10_000)
+        page.reload()
+        page.wait_for_function("document.querySelectorAll('.job').length === 0", timeout=10_000)
 
         docs = context.new_page()
         docs.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -189,7 +196,7 @@ def test_page_renders_markdown_math_tables_and_docs_offline(browser, tmp_path: P
     assert "<script>" in sample_text and "onerror" in sample_text  # shown as text, not run
     assert inert == {"pwned": None, "imgs": 0, "handlers": 0, "scripts": 0, "links": 0, "colspan": "2",
                      "tables": 2, "katex": 1}, inert  # fmt: skip
-    assert after_reload == 1
+    assert after_reload == 1 and button == "Delete"
     assert failed_color == "rgb(170, 0, 0)" and failed_text, failed_text
     assert docs_title.startswith("ocrstack") and operations >= 5, (docs_title, operations)
     assert (ARTIFACTS / "api-render.png").stat().st_size > 10_000

@@ -86,6 +86,23 @@ def test_api_errors_name_form_fields_not_cli_flags() -> None:
     assert api_wording("--timeout must be > 0") == "form field request_timeout must be > 0"
     assert api_wording("run ocrstack serve --profile x") == "run ocrstack serve --profile x"
     assert api_wording(None) is None
+    # a flag of the service's own command line stays a flag (issue 24 item 8: it used to read
+    # "start the service with form field server_urls")
+    assert api_wording("add it: ocrstack api serve --server-url URL --dpi 300; or use --dpi 200") == (
+        "add it: ocrstack api serve --server-url URL --dpi 300; or use form field dpi 200"
+    )
+
+
+def test_a_server_url_not_configured_names_the_operators_flag() -> None:
+    with pytest.raises(UsageError) as info:
+        api_options.from_form(
+            {"server_urls": "http://10.0.0.9:8000"}, base=BASE, allowed_server_urls=BASE.server_urls
+        )
+    from ocrstack.api.schemas import api_wording
+
+    fix = api_wording(info.value.remedy)
+    assert fix.endswith("the operator adds servers with ocrstack api serve --server-url URL"), fix
+    assert "form field" not in fix and "form field" not in api_wording(info.value.message)
 
 
 def test_a_job_stored_before_the_declaration_still_loads() -> None:

@@ -134,7 +134,8 @@ def test_api_key_required_and_never_logged(service: ServiceProcess, tiny_png: Pa
         r = anon.post(
             "/v1/jobs", headers={"X-API-Key": "wrong"}, files={"file": ("a.png", tiny_png.read_bytes())}
         )
-        assert r.status_code == 401 and r.json()["error"] == "missing or wrong API key"
+        assert r.status_code == 401 and r.json()["error"].startswith("wrong API key (header X-API-Key")
+        assert "--api-key" in r.json()["fix"]
         assert anon.get("/v1/jobs/abc", headers={"Authorization": "Bearer k3y"}).status_code == 404
         assert anon.get("/health").json() == {"status": "ok"} and anon.get("/ready").status_code == 200
         assert anon.get("/").headers["content-type"].startswith("text/html")

@@ -12,17 +12,19 @@ import asyncio
 import shutil
 import time
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from ocrstack.api import listing, pageimages, results, webhooks
 from ocrstack.api import options as api_options
-from ocrstack.api import pageimages, results, webhooks
 from ocrstack.api.config import request_bounds
-from ocrstack.api.schemas import UPLOAD_BODY, JobBody, ParseBody, errors
+from ocrstack.api.jobquery import DEFAULT_LIMIT, MAX_LIMIT
+from ocrstack.api.schemas import UPLOAD_BODY, Deleted, JobBody, JobList, ParseBody, errors
 from ocrstack.api.service import Service, ServiceDep, authorize
-from ocrstack.api.store import TERMINAL, Job, QueueFull
+from ocrstack.api.store import STATES, TERMINAL, Job, QueueFull
 from ocrstack.api.uploads import receive, safe_name
 from ocrstack.core.errors import ConfigError, InputError, UsageError
 from ocrstack.parsing import documents
@@ -30,6 +32,8 @@ from ocrstack.parsing.options import ParseOptions
 
 #: Document kinds a job accepts (sniffed from the bytes, never the file name).
 KINDS = ("pdf", "png", "jpeg", "tiff", "webp", "bmp")
+
+STATUS_HELP = f"only jobs in these states (repeat or comma-separate): {', '.join(STATES)}"
 
 router = APIRouter(dependencies=[Depends(authorize)])
 
@@ -167,6 +171,22 @@ async def parse_sync(request: Request, svc: ServiceDep) -> JSONResponse:
     return JSONResponse({**results.seed_shape(job.state, *loaded), "job_id": job.id})
 
 
+@router.get("/v1/jobs", response_model=JobList, responses=errors(400, 401, 422))
+def list_jobs(
+    svc: ServiceDep,
+    status: Annotated[list[str] | None, Query(description=STATUS_HELP)] = None,
+    since: Annotated[
+        float | None, Query(ge=0, allow_inf_nan=False, description="only jobs created at or after (unix s)")
+    ] = None,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="jobs per page")] = DEFAULT_LIMIT,
+) -> dict:
+    """Jobs of every client of this service (all replicas), newest first, a page at a time."""
+    q = listing.query(status, since, cursor, limit)
+    jobs, next_cursor = listing.page(svc.store.jobs(q), q)
+    return {"jobs": [job_json(svc, j) for j in jobs], "next_cursor": next_cursor}
+
+
 @router.get("/v1/jobs/{job_id}", response_model=JobBody, responses=errors(401, 404))
 def job_status(job_id: str, svc: ServiceDep) -> dict:
     """State, pages done/total and position in the queue (0 = next)."""
@@ -235,7 +255,7 @@ def page_image(job_id: str, page: int, svc: ServiceDep) -> Response:
     return FileResponse(pageimages.png(svc.store.job_dir(job_id), opts, page), media_type="image/png")
 
 
-@router.delete("/v1/jobs/{job_id}", responses=errors(401, 404))
+@router.delete("/v1/jobs/{job_id}", response_model=Deleted, responses=errors(401, 404))
 def delete_job(job_id: str, svc: ServiceDep) -> dict:
     """Cancel a queued/running job, or delete a finished one with its files."""
     get_job(svc, job_id)

@@ -66,9 +66,9 @@ def _server_urls(raw: str | Sequence[str], allowed_server_urls: Sequence[str]) -
     bad = [u for u in urls if u not in allowed]
     if bad:
         raise UsageError(
-            f"--server-url {bad[0]} is not one of this service's recognizer servers",
-            f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}, "
-            "or start the service with --server-url",
+            f"server URL {bad[0]} is not one of this service's recognizer servers",
+            f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}; the operator adds servers "
+            "with ocrstack api serve --server-url URL",
         )
     return tuple(urls)
 

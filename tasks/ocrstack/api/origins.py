@@ -89,7 +89,8 @@ class OriginGuard:
             return (
                 400,
                 f"Host {host!r} is not a name of this service",
-                f"use one of: {', '.join(sorted(self.hosts))}, or start the service with --allowed-host NAME",
+                f"use one of: {', '.join(sorted(self.hosts))}, "
+                "or restart the service with ocrstack api serve --allowed-host NAME",
             )
         if method.upper() not in UNSAFE:
             return None
@@ -104,5 +105,5 @@ class OriginGuard:
             403,
             f"{method.upper()} from another site ({origin or 'Sec-Fetch-Site: ' + site}) refused",
             "open the web page from this service's own address, call the API without a browser, or "
-            "start the service with --cors-origin ORIGIN",
+            "restart the service with ocrstack api serve --cors-origin ORIGIN",
         )

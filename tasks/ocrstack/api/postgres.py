@@ -19,7 +19,6 @@ name the database as ``host:port/dbname`` only (:func:`describe`).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import threading
@@ -31,14 +30,14 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from ocrstack.api.store import STATES, Job, JobFiles, QueueFull, StoreUnavailable
+from ocrstack.api.jobquery import JobQuery, select
+from ocrstack.api.store import COLUMNS, STATES, Job, JobFiles, QueueFull, StoreUnavailable
 
 log = logging.getLogger("ocrstack.api")
 #: ``pg_advisory_xact_lock`` keys: migrations, and the queue bound check in :meth:`create`.
 MIGRATION_LOCK, QUEUE_LOCK = 0x0C5_0001, 0x0C5_0002
 #: Partial uploads older than this are dropped on start (younger ones may be another replica's).
 STALE_UPLOAD = 3600.0
-_COLUMNS = ", ".join(f.name for f in dataclasses.fields(Job) if f.name != "position")
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 
 
@@ -214,7 +213,7 @@ class PostgresJobStore(JobFiles):
             " started=COALESCE(started, %(now)s)"
             " WHERE seq = (SELECT seq FROM jobs WHERE state='queued'"
             f" OR (state='running' AND lease_until < {_NOW}) ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)"
-            f" RETURNING {_COLUMNS}",
+            f" RETURNING {COLUMNS}",
             {"owner": self.boot, "lease": self.lease, "now": time.time()},
         )
         return _job(row) if row else None
@@ -339,7 +338,7 @@ class PostgresJobStore(JobFiles):
         """The job with its queue position, or None."""
 
         def op(conn: psycopg.Connection) -> Job | None:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id=%s", (job_id,)).fetchone()
+            row = conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE id=%s", (job_id,)).fetchone()
             if row is None:
                 return None
             position = None
@@ -349,6 +348,12 @@ class PostgresJobStore(JobFiles):
             return _job(row, position)
 
         return self._do(op)
+
+    def jobs(self, q: JobQuery) -> list[Job]:
+        """The jobs of one page of ``GET /v1/jobs`` over all replicas, newest first."""
+        sql, args = select(q, "%s", COLUMNS)
+        rows = self._do(lambda c: c.execute(sql, args).fetchall())
+        return [_job(r, r.pop("position")) for r in rows]
 
     def counts(self) -> dict[str, int]:
         """Jobs per state over all replicas (every state present, 0 when none)."""

@@ -32,16 +32,32 @@ FORM_FIELDS = {
     if flag.startswith("--")
 }
 _FLAG = re.compile(r"--[a-z][a-z0-9-]*")
+#: Text that ends inside an ``ocrstack api serve ...`` command (no clause break since): its flags
+#: are the operator's, not form fields.
+_SERVICE_COMMAND = re.compile(r"api serve[^,;()]*$")
+#: The request header that carries the API key (``Authorization: Bearer KEY`` works too).
+KEY_HEADER = "X-API-Key"
+#: The fix of a 401 answer (the key itself is never echoed or logged).
+KEY_FIX = (
+    f"send the key the service was started with (ocrstack api serve --api-key, or $OCRSTACK_API_KEY) "
+    f"in header {KEY_HEADER}: KEY or Authorization: Bearer KEY; in the web page, the API key field"
+)
 
 
 def api_wording(text: str | None) -> str | None:
     """The CLI's message or fix in the API's words: ``--text-layer`` -> ``form field text_layer``
-    (flags of other verbs are left as they are)."""
+    (flags of other verbs, and those of an ``ocrstack api serve`` command line the text names,
+    are left as they are: "ocrstack api serve --server-url URL" stays a command)."""
     if text is None:
         return None
-    return _FLAG.sub(
-        lambda m: f"form field {FORM_FIELDS[m.group(0)]}" if m.group(0) in FORM_FIELDS else m.group(0), text
-    )
+
+    def word(m: re.Match[str]) -> str:
+        flag = m.group(0)
+        if flag not in FORM_FIELDS or _SERVICE_COMMAND.search(text[: m.start()]):
+            return flag  # not a request option, or a flag of the `ocrstack api serve` command named here
+        return f"form field {FORM_FIELDS[flag]}"
+
+    return _FLAG.sub(word, text)
 
 
 #: OcrstackError subclass -> HTTP status (first match wins; the rest -> 400).
@@ -79,10 +95,34 @@ class JobBody(BaseModel):
     result_url: str
 
 
+class JobList(BaseModel):
+    """One page of ``GET /v1/jobs``: newest first; pass ``next_cursor`` as ``cursor`` for the next."""
+
+    jobs: list[JobBody]
+    next_cursor: str | None = None
+
+
+class LayoutBlock(BaseModel):
+    """One block of ``POST /v1/parse``'s ``layout``: its category, ``bbox`` (x0, y0, x1, y1) in
+    page pixels at the job's DPI, 1-based ``page`` and reading ``order``."""
+
+    type: str
+    bbox: list[float]
+    page: int
+    order: int
+
+
+class Deleted(BaseModel):
+    """``DELETE /v1/jobs/{job_id}``: ``status`` is ``cancelled`` (it was queued or running) or ``deleted``."""
+
+    id: str
+    status: str
+
+
 class ParseBody(BaseModel):
     status: str
     text: str
-    layout: list[dict]
+    layout: list[LayoutBlock]
     markdown: str
     blocks: dict
     job_id: str
@@ -160,7 +200,9 @@ def install_handlers(app: FastAPI, max_queue: int, retry_after: int) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        fix = {404: "see GET /docs for the routes", 405: "see GET /docs for the methods"}.get(exc.status_code)
+        fix = {401: KEY_FIX, 404: "see GET /docs for the routes", 405: "see GET /docs for the methods"}.get(
+            exc.status_code
+        )
         return JSONResponse(
             {"error": str(exc.detail), "fix": fix},
             status_code=exc.status_code,

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.metrics import Metrics
+from ocrstack.api.schemas import KEY_HEADER
 from ocrstack.api.stores import Store
 from ocrstack.api.worker import Worker
 
@@ -57,4 +58,8 @@ def authorize(request: Request) -> None:
     if not given and auth.lower().startswith("bearer "):
         given = auth[7:].strip()
     if not hmac.compare_digest(given.encode(), key.encode()):
-        raise HTTPException(401, "missing or wrong API key", headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            401,
+            f"{'wrong' if given else 'missing'} API key (header {KEY_HEADER}, or Authorization: Bearer)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack.api import integrity
+from ocrstack.api.jobquery import JobQuery, select
 from ocrstack.core.errors import ServerUnreachable
 
 ACTIVE = ("queued", "running")
@@ -89,6 +90,17 @@ class Job:
     #: ``callback_url`` of the request (issue 23 item 4), and its delivery record once sent.
     callback: str | None = None
     webhook: dict | None = None
+
+
+#: The columns of a :class:`Job` (``position`` is computed).
+COLUMNS = ", ".join(f for f in Job.__dataclass_fields__ if f != "position")
+
+
+def _job(row: dict[str, Any]) -> Job:
+    """A :class:`Job` from a row with its ``position`` (options and webhook decoded from JSON)."""
+    row["options"] = json.loads(row["options"])
+    row["webhook"] = json.loads(row["webhook"]) if row["webhook"] else None
+    return Job(**row)
 
 
 class QueueFull(Exception):
@@ -343,10 +355,13 @@ class JobStore(JobFiles):
                 (position,) = self._db.execute(
                     "SELECT COUNT(*) FROM jobs WHERE state='queued' AND seq < ?", (row["seq"],)
                 ).fetchone()
-        data = dict(row)
-        data["options"] = json.loads(data["options"])
-        data["webhook"] = json.loads(data["webhook"]) if data["webhook"] else None
-        return Job(**data, position=position)
+        return _job({**dict(row), "position": position})
+
+    def jobs(self, q: JobQuery) -> list[Job]:
+        """The jobs of one page of ``GET /v1/jobs``, newest first (``q.limit`` + 1 at most)."""
+        sql, args = select(q, "?", COLUMNS)
+        with self._lock:
+            return [_job(dict(r)) for r in self._db.execute(sql, args)]
 
     def counts(self) -> dict[str, int]:
         """Jobs per state (every state present, 0 when none)."""

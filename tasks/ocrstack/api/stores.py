@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from ocrstack.api.jobquery import JobQuery
 from ocrstack.api.store import Job, JobStore
 from ocrstack.core.errors import ConfigError, UsageError
 
@@ -99,6 +100,10 @@ class Store(Protocol):
 
     def get(self, job_id: str) -> Job | None:
         """The job with its queue position, or None."""
+
+    def jobs(self, q: JobQuery) -> list[Job]:
+        """One page of the job list, newest first, with queue positions (``q.limit`` + 1 at most:
+        the extra one says another page follows; :mod:`ocrstack.api.jobquery`)."""
 
     def counts(self) -> dict[str, int]:
         """Jobs per state (every state present)."""

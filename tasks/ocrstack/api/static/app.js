@@ -1,8 +1,10 @@
 // ocrstack web page: one job per file (POST /v1/jobs), progress from GET /v1/jobs/{id}, then the
 // Markdown beside each page image with the layout boxes drawn over it, and download links.
 // Every request carries the API key from the form (header X-API-Key), so images and downloads
-// are fetched as blobs instead of plain links. The jobs submitted here are remembered in
-// localStorage (id and file name) and followed again after a reload until the service forgets them.
+// are fetched as blobs instead of plain links. The job list comes from the service
+// (GET /v1/jobs, newest first, "More" follows next_cursor), so it survives reloads and shows the
+// jobs of every browser; each job has a Cancel (queued, running) or Delete (finished) button
+// that sends DELETE /v1/jobs/{id}: a running job stops before its next page.
 "use strict";
 (function () {
   const $ = (sel, root = document) => root.querySelector(sel);
@@ -32,15 +34,24 @@
     el.hidden = !text;
   }
 
-  const STORE = "ocrstack-jobs";
-  const remembered = () => { try { return JSON.parse(localStorage.getItem(STORE)) || []; } catch (e) { return []; } };
-  function remember(jobs) { localStorage.setItem(STORE, JSON.stringify(jobs.slice(-50))); }
-
-  function newCard(filename) {
+  const PAGE = 20; // jobs per GET /v1/jobs call
+  let nextCursor = null;
+  function newCard(filename, atEnd = false) {
     const card = $("#job-template").content.firstElementChild.cloneNode(true);
     $(".job-title", card).textContent = filename;
-    $("#jobs").prepend(card);
+    if (atEnd) $("#jobs").append(card); else $("#jobs").prepend(card);
+    $(".stop", card).addEventListener("click", () => stop(card).catch((err) => showError(err.message)));
     return card;
+  }
+
+  // DELETE /v1/jobs/{id}: cancels a queued or running job (the card then shows "cancelled"),
+  // deletes a finished one with its files (the card goes).
+  async function stop(card) {
+    const id = card.dataset.jobId;
+    if (!id) return;
+    const body = await (await call(`/v1/jobs/${encodeURIComponent(id)}`, { method: "DELETE" })).json();
+    if (body.status === "deleted") card.remove();
+    else $(".stop", card).disabled = true;
   }
 
   function fail(card, message) {
@@ -61,31 +72,29 @@
     try {
       const job = await (await call("/v1/jobs", { method: "POST", body: form })).json();
       card.dataset.jobId = job.id;
-      remember([...remembered(), { id: job.id, filename: file.name }]);
       await follow(job, card);
     } catch (err) {
       fail(card, err.message);
     }
   }
 
-  // Follow the remembered jobs again (oldest first, so the newest ends on top); a job the
-  // service no longer knows (404: expired or deleted) is forgotten.
-  async function restore() {
-    for (const { id, filename } of remembered()) {
-      const card = newCard(filename);
-      card.dataset.jobId = id;
-      try {
-        const res = await fetch(`/v1/jobs/${encodeURIComponent(id)}`, { headers: headers() });
-        if (res.status === 404) {
-          remember(remembered().filter((j) => j.id !== id));
-          card.remove();
-          continue;
-        }
-        if (!res.ok) { fail(card, `${res.status} ${res.statusText}`); continue; }
-        follow(await res.json(), card).catch((err) => fail(card, err.message));
-      } catch (err) {
-        fail(card, err.message);
+  // The service's jobs, newest first, one page at a time (GET /v1/jobs; "More" asks for the
+  // next page with its cursor). Each is followed until it ends, finished ones are shown.
+  async function loadJobs(cursor) {
+    const query = new URLSearchParams({ limit: String(PAGE) });
+    if (cursor) query.set("cursor", cursor);
+    try {
+      const page = await (await call(`/v1/jobs?${query}`)).json();
+      for (const job of page.jobs) {
+        if (document.querySelector(`.job[data-job-id="${job.id}"]`)) continue;
+        const card = newCard(job.filename, true);
+        card.dataset.jobId = job.id;
+        follow(job, card).catch((err) => fail(card, err.message));
       }
+      nextCursor = page.next_cursor;
+      $("#more").hidden = !nextCursor;
+    } catch (err) {
+      showError(`the job list could not be loaded: ${err.message}`);
     }
   }
 
@@ -98,6 +107,10 @@
       const where = job.status === "queued" ? `, ${job.position} ahead in the queue` : "";
       text.textContent = `${job.status}: ${job.pages_done}/${job.pages_total} page(s)${where}`;
       card.dataset.status = job.status;
+      const active = ["queued", "running"].includes(job.status);
+      $(".stop", card).hidden = false;
+      $(".stop", card).textContent = active ? "Cancel" : "Delete";
+      $(".stop", card).title = active ? "stop this job (a running one before its next page)" : "delete this job and its files";
       if (["done", "partial"].includes(job.status)) return showResult(job, card);
       if (["failed", "cancelled"].includes(job.status)) {
         return fail(card, `${job.status}: ${job.error || ""}${job.fix ? " -- fix: " + job.fix : ""}`);
@@ -174,10 +187,8 @@
     files.forEach(submitFile);
   });
 
-  $("#forget").addEventListener("click", () => {
-    localStorage.removeItem(STORE);
-    $("#jobs").replaceChildren();
-  });
+  $("#more").addEventListener("click", () => loadJobs(nextCursor));
+  $("#apikey").addEventListener("change", () => { showError(""); $("#jobs").replaceChildren(); loadJobs(); });
 
-  restore();
+  loadJobs();
 })();
