@@ -2,7 +2,7 @@
 
 ``api serve`` flags are derived from two declarations: the service's own settings
 (:class:`ocrstack.api.config.ServiceConfig`) and the parse options marked ``SERVICE`` in
-:mod:`ocrstack.parsing.options` (the defaults of every job), plus ``--ray``.
+:mod:`ocrstack.parsing.options` (the defaults of every job), plus ``--ray`` / ``--ray-address``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     opt.add_arguments(s, ServiceConfig)
     opt.add_arguments(s, ParseOptions, opt.SERVICE)
-    ray_options.add_arguments(s)  # --ray [ADDRESS]: every job's pages run on Ray
+    ray_options.add_arguments(s)  # --ray / --ray-address: every job's pages run on Ray
     s.set_defaults(handler=_serve)
 
     ld = verbs.add_parser(
@@ -86,7 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
         ServiceConfig,
         opt.namespace_values(args, ServiceConfig),
         base=base,
-        ray=ray_options.from_args(args).ray,
+        ray=ray_options.from_args(args).address,
     )
     serve(config)
     return 0
