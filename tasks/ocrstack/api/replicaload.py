@@ -53,7 +53,7 @@ FINAL = ("done", "partial", "failed", "cancelled")
 
 @dataclass
 class ReplicaLoadOptions:
-    """Sizes of the run (defaults: issue 23, 50 jobs on 1, 2 and 3 replicas)."""
+    """Sizes of the run (the defaults are those of issue 23: 50 jobs on 1, 2 and 3 replicas)."""
 
     replicas: tuple[int, ...] = (1, 2, 3)
     jobs: int = 50
