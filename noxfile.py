@@ -46,9 +46,11 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def load(session: nox.Session) -> None:
-    """Bounded load/fault run of the HTTP API on 127.0.0.1: 50 jobs, status p99, SIGKILL + restart, RSS."""
+    """Bounded load/fault runs of the HTTP API on 127.0.0.1: 50 jobs, status p99, SIGKILL + restart,
+    RSS; then the replica fault table (1/2/3 replicas on a private PostgreSQL, issue 23)."""
     _install(session, "dev")
     session.run("ocrstack", "api", "load", *session.posargs)
+    session.run("ocrstack", "api", "replicas")
 
 
 @nox.session

@@ -1,4 +1,4 @@
-"""``--ray`` option and the stage split of the Ray executor (unit tests: no Ray started)."""
+"""``--ray`` / ``--ray-address`` and the stage split of the Ray executor (unit tests: no Ray started)."""
 
 from __future__ import annotations
 
@@ -20,23 +20,73 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_ray_flag_alone_means_a_local_ray() -> None:
-    assert ray_options.from_args(_parse(["in.pdf", "--ray"])).ray == "local"
+    assert ray_options.from_args(_parse(["in.pdf", "--ray"])).address == "local"
 
 
 def test_ray_flag_absent_means_no_ray() -> None:
-    assert ray_options.from_args(_parse(["in.pdf"])).ray is None
+    assert ray_options.from_args(_parse(["in.pdf"])).address is None
 
 
-@pytest.mark.parametrize("address", ["auto", "127.0.0.1:6379", "ray://head.ray.svc:10001", "local"])
-def test_ray_addresses_ray_accepts(address: str) -> None:
-    assert ray_options.from_args(_parse(["--ray", address, "in.pdf"])).ray == address
+def test_ray_flag_before_the_input_takes_no_value() -> None:
+    """Issue 23: ``parse --ray doc.pdf`` used to read doc.pdf as the address."""
+    args = _parse(["--ray", "doc.pdf"])
+    assert args.inputs == ["doc.pdf"]
+    assert ray_options.from_args(args).address == "local"
 
 
-def test_an_input_taken_as_the_address_fails_with_the_fix() -> None:
+@pytest.mark.parametrize("address", ["auto", "127.0.0.1:6379", "ray://head.ray.svc:10001"])
+def test_ray_addresses_ray_address_accepts(address: str) -> None:
+    args = _parse(["--ray-address", address, "in.pdf"])
+    assert args.inputs == ["in.pdf"]
+    assert ray_options.from_args(args).address == address
+
+
+def test_a_file_given_as_the_address_fails_with_the_fix() -> None:
     with pytest.raises(UsageError) as err:
-        ray_options.from_args(_parse(["--ray", "in.pdf"]))
+        ray_options.from_args(_parse(["--ray-address", "in.pdf"]))
     assert "not a Ray address" in err.value.message
-    assert "--ray=ADDRESS" in (err.value.remedy or "")
+    assert "--ray alone" in (err.value.remedy or "")
+
+
+def test_ray_and_ray_address_are_one_or_the_other(capsys) -> None:
+    with pytest.raises(SystemExit) as err:
+        _parse(["in.pdf", "--ray", "--ray-address", "auto"])
+    assert err.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("old", ["auto", "127.0.0.1:6379", "ray://head.ray.svc:10001"])
+def test_the_old_spelling_with_an_address_names_ray_address(old: str, tmp_path) -> None:
+    """``--ray ADDRESS IN`` (before issue 23): ADDRESS is now an input; one line names the fix."""
+    from pathlib import Path
+
+    pdf = tmp_path / "in.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    args = _parse(["--ray", old, str(pdf)])
+    with pytest.raises(UsageError) as err:
+        ray_options.check_inputs(ray_options.from_args(args), [Path(p) for p in args.inputs])
+    assert "--ray takes no address" in err.value.message and "\n" not in err.value.render()
+    assert f"--ray-address {old}" in (err.value.remedy or "")
+
+
+def test_an_existing_input_named_like_an_address_is_an_input(tmp_path, monkeypatch) -> None:
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    Path("auto").mkdir()  # a directory called auto: parse it on a local Ray
+    args = _parse(["--ray", "auto"])
+    ray_options.check_inputs(ray_options.from_args(args), [Path(p) for p in args.inputs])
+
+
+def test_the_cli_refuses_the_old_spelling_before_any_work(tmp_path, capsys) -> None:
+    from ocrstack.cli import main
+
+    pdf = tmp_path / "in.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    assert main(["parse", "--ray", "127.0.0.1:6379", str(pdf), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--ray-address 127.0.0.1:6379" in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_stage_split_covers_every_page_stage_once_in_order() -> None:
@@ -56,7 +106,7 @@ def test_unreachable_cluster_address_fails_in_seconds() -> None:
         port = s.getsockname()[1]
     with pytest.raises(ServerUnreachable) as err:
         _check_reachable(f"127.0.0.1:{port}")
-    assert f"--ray 127.0.0.1:{port}" in err.value.message
+    assert f"--ray-address 127.0.0.1:{port}" in err.value.message
     with pytest.raises(ServerUnreachable):
         _check_reachable(f"ray://127.0.0.1:{port}")
 

@@ -211,7 +211,7 @@ def test_interrupted_driver_rerun_computes_only_unfinished_pages(
             sys.executable, "-m", "ocrstack", "parse", str(scans), "-o", str(options.output),
             "--layout", "none", "--recognizer", "openai", "--server-url", srv.url,
             "--model", "fake", "--concurrency", "1", "--cache-dir", str(cache), "--no-progress",
-            f"--ray={ray_address}",
+            "--ray-address", ray_address,
         ]  # fmt: skip
         # the parsing sources join the cache key (code fingerprint): when a checkout shared with
         # other writers changes them while the CLI runs, its pages are keyed for other code and the
@@ -247,7 +247,7 @@ def test_interrupted_driver_rerun_computes_only_unfinished_pages(
 
 @pytest.mark.server
 def test_api_service_sends_jobs_to_ray(ray_address, scans: Path, tmp_path: Path) -> None:
-    """``ocrstack api serve --ray ADDRESS``: a job's pages run on the cluster (the service's own
+    """``ocrstack api serve --ray-address ADDRESS``: a job's pages run on the cluster (the service's own
     process computes none), and its Markdown equals the local pipeline's."""
     import httpx
 
@@ -259,7 +259,7 @@ def test_api_service_sends_jobs_to_ray(ray_address, scans: Path, tmp_path: Path)
         _run(local)
         before = _chat_blocks(srv)
         args = ["--layout", "none", "--recognizer", "openai", "--server-url", srv.url, "--model", "fake",
-                "--concurrency", "1", f"--ray={ray_address}"]  # fmt: skip
+                "--concurrency", "1", "--ray-address", ray_address]  # fmt: skip
         with ServiceProcess(tmp_path / "data", args, log=tmp_path / "service.log") as svc:
             with httpx.Client(base_url=svc.url, timeout=60, trust_env=False) as client:
                 r = client.post(

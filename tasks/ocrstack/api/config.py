@@ -35,8 +35,8 @@ class ServiceConfig:
     """``ocrstack api serve`` settings, each declared once (flag, default, range, help).
 
     ``base`` holds the service defaults of every job (the parse options marked ``SERVICE``, built by
-    :func:`ocrstack.api.options.service_defaults`); ``ray`` comes from ``--ray``
-    (:mod:`ocrstack.scaleout.options`); ``retry_after`` is no flag.
+    :func:`ocrstack.api.options.service_defaults`); ``ray`` comes from ``--ray`` /
+    ``--ray-address`` (:mod:`ocrstack.scaleout.options`); ``retry_after`` is no flag.
     """
 
     host: str = opt.option(
@@ -207,7 +207,8 @@ class ServiceConfig:
     )
     retry_after: int = 5
     base: ParseOptions = field(default_factory=lambda: ParseOptions(inputs=()))
-    #: ``--ray ADDRESS``: jobs' pages run on Ray (:class:`ocrstack.scaleout.RayExecutor`); None: here.
+    #: ``--ray`` (``local``) / ``--ray-address ADDRESS``: jobs' pages run on Ray
+    #: (:class:`ocrstack.scaleout.RayExecutor`); None: here.
     ray: str | None = None
 
 

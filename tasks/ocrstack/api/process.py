@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -27,11 +27,20 @@ class ServiceProcess:
         data_dir: ``--data-dir`` (reuse it after :meth:`kill` to test recovery).
         args: further ``ocrstack api serve`` flags.
         log: file receiving the child's stdout+stderr (appended).
+        env: variables set for the child on top of this process's environment (a secret such as
+            ``OCRSTACK_WEBHOOK_SECRET`` goes here, not on its command line).
     """
 
-    def __init__(self, data_dir: Path, args: Sequence[str] = (), log: Path | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        args: Sequence[str] = (),
+        log: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.args = list(args)
+        self.env = dict(env or {})
         self.log = log or self.data_dir.parent / "service.log"
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
@@ -45,7 +54,7 @@ class ServiceProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "ocrstack", "api", "serve", "--port", "0",
                "--data-dir", str(self.data_dir), *self.args]  # fmt: skip
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )

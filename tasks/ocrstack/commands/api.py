@@ -1,8 +1,8 @@
-"""``ocrstack api serve|load``: parse as an HTTP service (issue 12); argument parsing only.
+"""``ocrstack api serve|load|replicas``: parse as an HTTP service (issues 12, 23); argument parsing only.
 
 ``api serve`` flags are derived from two declarations: the service's own settings
 (:class:`ocrstack.api.config.ServiceConfig`) and the parse options marked ``SERVICE`` in
-:mod:`ocrstack.parsing.options` (the defaults of every job), plus ``--ray``.
+:mod:`ocrstack.parsing.options` (the defaults of every job), plus ``--ray`` / ``--ray-address``.
 """
 
 from __future__ import annotations
@@ -38,6 +38,38 @@ class Load:
     )
 
 
+def _counts(value: str) -> tuple[int, ...]:
+    """Converter for ``--replicas``: ``1,2,3`` -> ``(1, 2, 3)`` (each >= 1)."""
+    counts = tuple(int(x) for x in value.split(","))
+    if not counts or min(counts) < 1:
+        raise ValueError(value)
+    return counts
+
+
+@dataclass(frozen=True)
+class Replicas:
+    """The sizes of ``ocrstack api replicas`` (its run:
+    :class:`ocrstack.api.replicaload.ReplicaLoadOptions`)."""
+
+    replicas: tuple[int, ...] = opt.option(
+        (1, 2, 3),
+        flags=("--replicas",),
+        convert=_counts,
+        example="1,2,3",
+        show=lambda v: ",".join(map(str, v)),
+        help="replica counts, one table row each (default: {default})",
+    )
+    jobs: int = opt.option(
+        50, flags=("--jobs",), convert=int, minimum=1, example="50", help="jobs per row (default: {default})"
+    )
+    pages: int = opt.option(
+        3, flags=("--pages",), convert=int, minimum=1, example="3", help="pages per job (default: {default})"
+    )
+    workdir: Path | None = opt.option(
+        None, flags=("--workdir",), convert=opt.path, help="keep data, logs and inputs here"
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``api`` verb with ``serve`` and ``load``."""
     from ocrstack.api.config import ServiceConfig
@@ -57,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     opt.add_arguments(s, ServiceConfig)
     opt.add_arguments(s, ParseOptions, opt.SERVICE)
-    ray_options.add_arguments(s)  # --ray [ADDRESS]: every job's pages run on Ray
+    ray_options.add_arguments(s)  # --ray / --ray-address: every job's pages run on Ray
     s.set_defaults(handler=_serve)
 
     ld = verbs.add_parser(
@@ -69,6 +101,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     opt.add_arguments(ld, Load)
     add_json(ld, what="the result")
     ld.set_defaults(handler=_load)
+
+    rp = verbs.add_parser(
+        "replicas",
+        help="fault table of 1/2/3 replicas on a private PostgreSQL (loopback only; prints a table)",
+        description="Per row: N replicas on one database, 50 jobs, SIGKILL of a job-holding replica, "
+        "a database restart; jobs completed, pages lost, finished pages recomputed, duplicate "
+        "results, status p99. Needs the PostgreSQL server binaries (initdb, pg_ctl). Exit 1 when "
+        "an invariant breaks.",
+    )
+    opt.add_arguments(rp, Replicas, prefix="replicas_")
+    add_json(rp, what="the table")
+    rp.set_defaults(handler=_replicas)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -86,7 +130,7 @@ def _serve(args: argparse.Namespace) -> int:
         ServiceConfig,
         opt.namespace_values(args, ServiceConfig),
         base=base,
-        ray=ray_options.from_args(args).ray,
+        ray=ray_options.from_args(args).address,
     )
     serve(config)
     return 0
@@ -111,3 +155,19 @@ def _load(args: argparse.Namespace) -> int:
     )
     print(result.to_json() if args.json else result.table())
     return 0 if result.ok else 1
+
+
+def _replicas(args: argparse.Namespace) -> int:
+    from ocrstack.api.config import require_api_extra
+
+    require_api_extra()
+    from ocrstack.api import replicaload
+
+    sizes = opt.build(Replicas, opt.namespace_values(args, Replicas, prefix="replicas_"))
+    table = replicaload.run(
+        replicaload.ReplicaLoadOptions(
+            replicas=sizes.replicas, jobs=sizes.jobs, pages=sizes.pages, workdir=sizes.workdir
+        )
+    )
+    print(table.to_json() if args.json else table.table())
+    return 0 if table.ok else 1

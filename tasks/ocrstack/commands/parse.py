@@ -6,8 +6,8 @@ values; :func:`ocrstack.parsing.run.pipeline.run` does the work and returns its 
 verb prints (stderr) and maps to the exit code (:meth:`ocrstack.parsing.run.outcomes.RunSummary.error`:
 0 all ok, 7 failed pages or documents, 1 failed validation). Relative paths are resolved against
 the current directory, once (the guide's ``--set`` relative-path pitfall cannot happen).
-``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent. ``--ray [ADDRESS]``
-(:mod:`ocrstack.scaleout.options`) hands the pages to :class:`ocrstack.scaleout.RayExecutor`;
+``OCR_LAYOUT_MODEL_DIR`` is read when ``--layout-model`` is absent. ``--ray`` / ``--ray-address
+ADDRESS`` (:mod:`ocrstack.scaleout.options`) hand the pages to :class:`ocrstack.scaleout.RayExecutor`;
 ``--api URL`` sends the inputs to a running ``ocrstack api`` (:mod:`ocrstack.api.client`).
 """
 
@@ -68,17 +68,21 @@ def options_from_args(args: argparse.Namespace) -> ParseOptions:
 def _handle(args: argparse.Namespace) -> int:
     options = options_from_args(args)  # a bad value is reported before the pipeline is imported
     run = opt.build(Run, opt.namespace_values(args, Run))
-    address = ray_options.from_args(args).ray
+    ray = ray_options.from_args(args)
+    ray_options.check_inputs(ray, args.inputs)  # the old `--ray ADDRESS IN`: the fix, not "no such file"
+    address = ray.address
     if run.api:  # the service parses; the same option checks ran above (issue 12)
         from ocrstack.api.client import parse_via_api
         from ocrstack.core.errors import UsageError
 
         if address is not None:
-            raise UsageError("--api and --ray both given", "use one: the service decides where pages run")
+            raise UsageError(
+                "--api and --ray/--ray-address both given", "use one: the service decides where pages run"
+            )
         parse_via_api(options, run.api)
         return 0
     executor = None
-    if address is not None:  # --ray: pages computed on Ray (ray is imported only then)
+    if address is not None:  # --ray/--ray-address: pages computed on Ray (ray is imported only then)
         from ocrstack.scaleout import RayExecutor
 
         executor = RayExecutor(address)

@@ -1,10 +1,12 @@
-"""``ocrstack parse --ray [ADDRESS]``: the parse pipeline's pages computed on a Ray cluster (issue 13).
+"""``ocrstack parse --ray`` / ``--ray-address ADDRESS``: the parse pipeline's pages computed on a
+Ray cluster (issue 13).
 
 A stage above :mod:`ocrstack.parsing` (it drives parsing; parsing never imports it), loaded lazily
-by :mod:`ocrstack.commands.parse` and the API worker only when ``--ray`` is given, so ``ray`` is
+by :mod:`ocrstack.commands.parse` and the API worker only when one of them is given, so ``ray`` is
 imported only then.
 
-* :mod:`.options` -- the ``--ray`` option, declared once (:mod:`ocrstack.core.options`).
+* :mod:`.options` -- the ``--ray`` and ``--ray-address`` options, declared once
+  (:mod:`ocrstack.core.options`).
 * :mod:`.workers` -- what runs on the cluster: page rendering (a CPU task) and the page actor
   (one :class:`~ocrstack.parsing.stages.Parser` per actor, models loaded once per actor).
 * :mod:`.executor` -- :class:`RayExecutor`, the :class:`~ocrstack.parsing.run.work.PageExecutor` that

@@ -105,9 +105,8 @@ class RayExecutor:
                 ray.init(**kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ServerUnreachable(
-                    f"no Ray cluster at --ray {self.address}: {exc}",
-                    "start one (ray start --head) or check RAY_ADDRESS; "
-                    "--ray without ADDRESS starts a local Ray",
+                    f"no Ray cluster at --ray-address {self.address}: {exc}",
+                    "start one (ray start --head) or check RAY_ADDRESS; --ray starts a local Ray",
                 ) from None
             return True
 
@@ -243,8 +242,8 @@ def _check_reachable(address: str) -> None:
             return
     except (OSError, ValueError) as exc:
         raise ServerUnreachable(
-            f"no Ray cluster at --ray {address}: {exc}",
-            "start one (ray start --head --port PORT) and pass its address, or --ray alone for a local Ray",
+            f"no Ray cluster at --ray-address {address}: {exc}",
+            "start one (ray start --head --port PORT) and pass its address, or use --ray for a local Ray",
         ) from None
 
 

@@ -113,6 +113,14 @@ class FakeConfig:
     delay: Callable[[dict[str, Any], tuple[int, int] | None], float] | None = None
 
 
+class _Server(ThreadingHTTPServer):
+    """No traceback for a client that vanished mid-request (a SIGKILLed service in fault runs)."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeOpenAIServer:
     """The server; ``start()``/``stop()`` or a ``with`` block. ``url`` is ``http://127.0.0.1:PORT``."""
 
@@ -129,7 +137,7 @@ class FakeOpenAIServer:
         self._waiting = 0
         self._started = time.monotonic()
         self._gate = threading.Semaphore(self.config.max_concurrent) if self.config.max_concurrent else None
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._httpd = _Server(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
