@@ -6,15 +6,15 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.run import pipeline
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.inputs import paper
 
 
 def _scan(path: Path, pages: int) -> Path:
-    images = [Image.new("RGB", (200 + 10 * n, 260), "white") for n in range(pages)]
+    images = [paper((200 + 10 * n, 260)) for n in range(pages)]
     images[0].save(path, save_all=True, append_images=images[1:], resolution=72)
     return path
 

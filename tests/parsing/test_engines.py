@@ -19,6 +19,7 @@ from ocrstack.parsing.options import ParseOptions, validate
 from ocrstack.parsing.run import pipeline
 from ocrstack.parsing.stages import STAGES, Parser
 from ocrstack.parsing.types import Block, Category, PageImage
+from support.inputs import paper
 
 ENGINE_MODULE = """
 from ocrstack.parsing.engines import Recognizer
@@ -66,7 +67,7 @@ def shouty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def _png(path: Path) -> Path:
-    Image.new("RGB", (120, 90), "white").save(path)
+    paper((120, 90)).save(path)
     return path
 
 
@@ -138,7 +139,7 @@ def test_paratext_is_set_aside_only_for_crop_readers():
     class WholePage(Crops):
         reads_whole_page = True
 
-    page = PageImage("p.png", 0, Image.new("RGB", (60, 50), "white"), None, "0" * 64)
+    page = PageImage("p.png", 0, paper((60, 50)), None, "0" * 64)
     for rec in (Crops(), WholePage()):
         Parser(ParseOptions(inputs=()), layout=Layout(), recognizer=rec).parse_page(page)
     assert seen == [[Category.TEXT], [Category.HEADER, Category.TEXT]]
@@ -183,7 +184,7 @@ def test_layout_runs_beside_the_text_layer_stage_on_pdf_pages_only(tmp_path: Pat
         rec = Turner()
         rec.turn = turn
         parser = Parser(ParseOptions(inputs=(), text_layer=mode), layout=Where(), recognizer=rec)
-        page = PageImage(str(tmp_path / "none.pdf"), 0, Image.new("RGB", (20, 20), "white"), dpi, "0" * 64)
+        page = PageImage(str(tmp_path / "none.pdf"), 0, paper((20, 20)), dpi, "0" * 64)
         result = parser.parse_page(page)
         assert [b.category for b in result.blocks] == [Category.TEXT]
         return ",".join(threads)

@@ -29,6 +29,7 @@ from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.recognition.rapidocr.recognizer import RETRY_SCALE, RapidOcrRecognizer
 from ocrstack.parsing.types import Block, Category, PageImage
+from support.inputs import paper
 
 SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
 A4 = (8.27, 11.69)  # inches
@@ -149,7 +150,7 @@ def _parser(blocks):
 
 def test_a_cropping_recognizer_reads_paratext_when_it_is_all_the_page_has():
     page = PageImage(
-        source="x.png", index=2, image=Image.new("RGB", (800, 1000), "white"), dpi=200, source_sha256="0" * 64
+        source="x.png", index=2, image=paper((800, 1000)), dpi=200, source_sha256="0" * 64
     )
     only_head = _parser([Block((40, 40, 400, 90), Category.HEADER)])
     result = only_head.parse_page(page)

@@ -16,3 +16,12 @@ def multipage_tiff(path: Path, n: int) -> Path:
         frames.append(im)
     frames[0].save(path, save_all=True, append_images=frames[1:])
     return path
+
+
+def paper(size: tuple[int, int]) -> Image.Image:
+    """A white RGB page image of ``size`` (w, h) px with one black pixel at its top-left corner:
+    it has ink (:func:`ocrstack.parsing.ink.has_ink`), so it goes through layout and recognition
+    like a page with content, where an all-white page is skipped as blank."""
+    image = Image.new("RGB", size, "white")
+    image.putpixel((0, 0), (0, 0, 0))
+    return image

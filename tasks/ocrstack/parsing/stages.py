@@ -4,8 +4,10 @@ A stage is an object with one call signature, ``stage(parser, state)``: it reads
 page's :class:`PageState`, and asks ``parser`` (the run's :class:`Parser`: options and engines)
 what it needs. :data:`STAGES` lists them in the order they run, and only there:
 ``textlayer`` (the PDF's own text is read and judged, :mod:`ocrstack.parsing.textlayer`;
-``--text-layer``), ``orient`` (the recognizer turns the page upright; skipped when the text layer
-is used: PDFium renders the page as its /Rotate says), ``layout`` (the provider finds blocks),
+``--text-layer``; a page with no usable layer and no ink is blank, :mod:`ocrstack.parsing.ink`,
+and the stages after it do nothing for it), ``orient`` (the recognizer turns the page upright;
+skipped when the text layer is used: PDFium renders the page as its /Rotate says), ``layout``
+(the provider finds blocks),
 ``merge`` (overlapping blocks merged; blocks padded for a cropping recognizer), ``paratext``
 (header/footer/page-number blocks set aside when they would be dropped anyway), ``recognise``
 (text per block: from the text layer where it is sound, the rest from the recognizer; each block's
@@ -26,6 +28,7 @@ strings, no ``getattr`` hooks).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -33,7 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ocrstack.parsing import documents, outputs
+from ocrstack.parsing import documents, ink, outputs
 from ocrstack.parsing import layout as layout_registry
 from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
@@ -71,6 +74,8 @@ class PageState:
         verdict: the ``textlayer`` verdict (None before that stage).
         early: (page, future of its layout) started by :meth:`Parser.parse_page` before the
             ``textlayer`` stage; ``layout`` uses it when ``orient`` left that page as it was.
+        blank: set by ``textlayer``: no usable text layer and no ink on the page
+            (:mod:`ocrstack.parsing.ink`); ``orient``, ``layout`` and ``recognise`` then do nothing.
     """
 
     page: PageImage
@@ -82,6 +87,7 @@ class PageState:
     layer: PageText | None = None
     verdict: Verdict | None = None
     early: tuple[PageImage, Future] | None = None
+    blank: bool = False
 
 
 class Parser:
@@ -152,7 +158,12 @@ class Parser:
         ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
         """
         state = PageState(page=page, paths=paths)
-        if self.options.text_layer != TextLayerMode.OFF and page.dpi is not None and not self.layout.remote:
+        if (
+            self.options.text_layer != TextLayerMode.OFF
+            and page.dpi is not None
+            and not self.layout.remote
+            and ink.has_ink(page.image)
+        ):
             # the layout model does not need the text layer: run it on another core meanwhile
             # (a PDF page; with the text layer judged sound, ``orient`` leaves the page as it is)
             state.early = (page, self._layout_pool().submit(self.layout.detect, page))
@@ -204,6 +215,9 @@ class TextLayer(Stage):
             )
             memo.add(key, agreed)
         s.layer, s.verdict = (layer if verdict.sound else None), verdict
+        if s.layer is None and not ink.has_ink(s.page.image):
+            s.blank = True
+            s.page = dataclasses.replace(s.page, notes=(*s.page.notes, ink.BLANK_NOTE))
 
 
 class Orient(Stage):
@@ -212,7 +226,7 @@ class Orient(Stage):
     name = "orient"
 
     def __call__(self, parser: Parser, s: PageState) -> None:
-        if s.layer is None:
+        if s.layer is None and not s.blank:
             s.page, s.rotation = parser.recognizer.orient(s.page)
 
 
@@ -223,7 +237,9 @@ class Layout(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         early, s.early = s.early, None
-        if early is not None and early[0] is s.page:
+        if s.blank:
+            s.blocks = []
+        elif early is not None and early[0] is s.page:
             s.blocks = early[1].result()
         else:
             s.blocks = parser.layout.detect(s.page)
@@ -275,6 +291,8 @@ class Recognize(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         options, recognizer = parser.options, parser.recognizer
+        if s.blank:
+            return
         if s.layer is not None and s.verdict is not None:
             hidden = options.text_layer == TextLayerMode.ON
             filled, rest = textlayer.fill_blocks(
