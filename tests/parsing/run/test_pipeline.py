@@ -17,7 +17,7 @@ from ocrstack.parsing.run import pipeline
 from ocrstack.parsing.run.outcomes import Status
 from ocrstack.parsing.stages import Parser
 from ocrstack.parsing.types import Block, Category, PageImage
-from support.inputs import multipage_tiff
+from support.inputs import multipage_tiff, paper
 
 
 class FakeLayout(LayoutProvider):
@@ -96,7 +96,7 @@ def test_blocks_are_padded_for_cropping_recognizers_only(tmp_path: Path):
 
     parser = Parser(ParseOptions(inputs=(), layout="none"), recognizer=Spy())
     parser.layout = FakeLayout([Block((50, 40, 150, 60), Category.TEXT, 0.9, 0, "text")])
-    page = PageImage("x.png", 0, Image.new("RGB", (200, 160), "white"), 400, "0" * 64)
+    page = PageImage("x.png", 0, paper((200, 160)), 400, "0" * 64)
     parser.parse_page(page)
     p = 2 * CROP_PAD  # 400 DPI
     assert seen == [(50 - p, 40 - p, 150 + p, 60 + p)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -255,11 +256,12 @@ def _run_document(
         pool = ThreadPoolExecutor(max_workers=parser.workers, thread_name_prefix=interrupts.WORKER_PREFIX)
         inflight: dict[Future, int] = {}
         render_time: dict[int, float] = {}
+        fatal = threading.Event()
         try:
             for page, dt in _timed(pages):
                 bar.start()  # a page is under way: from here on errors are the run's, not up front
                 render_time[page.index] = dt
-                inflight[pool.submit(_parse_page, parser, page, paths)] = page.index
+                inflight[pool.submit(_parse_page, parser, page, paths, fatal)] = page.index
                 while len(inflight) >= parser.pages_in_flight:
                     done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                     for fut in done:
@@ -281,10 +283,20 @@ def _run_document(
     return _write_document(parser, work, settings_values, key)
 
 
-def _parse_page(parser: Parser, page: PageImage, paths: outputs.OutputPaths) -> PageResult:
-    """One page in a worker thread; not started once the run is stopping (Ctrl-C)."""
+def _parse_page(
+    parser: Parser, page: PageImage, paths: outputs.OutputPaths, fatal: threading.Event
+) -> PageResult:
+    """One page in a worker thread; not started once the run is stopping (Ctrl-C) or once a page
+    of the document ended in a :data:`FATAL` error (a server that rejects one request rejects the
+    next: the run stops at that page whether or not the next one was already queued)."""
     interrupts.check()
-    return parser.parse_page(page, paths)
+    if fatal.is_set():
+        raise interrupts.Stopped("an earlier page stopped the run")
+    try:
+        return parser.parse_page(page, paths)
+    except FATAL:
+        fatal.set()
+        raise
 
 
 def _run_with(
