@@ -54,6 +54,14 @@ def load(session: nox.Session) -> None:
 
 
 @nox.session
+def heavy(session: nox.Session) -> None:
+    """The heavy measurement suites the default run skips: corpus accuracy baseline, quick bench."""
+    _install(session, "dev")
+    xdist = ("-n", "auto", "--dist", "loadgroup")
+    session.run("python", "-m", "pytest", *xdist, "-m", "heavy", *session.posargs)
+
+
+@nox.session
 def engines(session: nox.Session) -> None:
     """Serve profiles parsed by vLLM 0.33.0, SGLang and transformers serve (network; cached off-tree)."""
     _install(session, "dev")

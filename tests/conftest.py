@@ -7,7 +7,9 @@ otherwise the autouse guard makes ``subprocess.Popen`` or ``socket.listen``
 fail (pattern from cibuildwheel ``unit_test/main_tests/conftest.py``). A test
 that needs something absent is skipped with the reason printed (``-ra``).
 ``network`` tests (engine and CUDA wheels from PyPI) run only when ``-m`` names them
-(``.ci/run`` runs them as their own step; ``nox -s engines`` the engine parsers).
+(``.ci/run`` runs them as their own step; ``nox -s engines`` the engine parsers); so do the
+``heavy`` measurement suites (the corpus accuracy baseline, the quick bench: ``.ci/run``'s own
+step, ``nox -s heavy``).
 """
 
 from __future__ import annotations
@@ -122,12 +124,16 @@ def _guard_processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip ``gpu`` tests with the reason when no NVIDIA driver is present, and ``network`` tests
-    unless the ``-m`` expression names ``network`` (the default run stays offline)."""
+    """Skip ``gpu`` tests with the reason when no NVIDIA driver is present, ``network`` tests
+    unless the ``-m`` expression names ``network`` (the default run stays offline), and ``heavy``
+    suites unless it names ``heavy`` (the default run stays a fast loop; issue 20)."""
+    markexpr = item.config.option.markexpr or ""
     if item.get_closest_marker("gpu") and shutil.which("nvidia-smi") is None:
         pytest.skip("no NVIDIA GPU here (nvidia-smi not found); run on a GPU host")
-    if item.get_closest_marker("network") and "network" not in (item.config.option.markexpr or ""):
+    if item.get_closest_marker("network") and "network" not in markexpr:
         pytest.skip("downloads from PyPI: run with -m network (.ci/run runs them as their own step)")
+    if item.get_closest_marker("heavy") and "heavy" not in markexpr:
+        pytest.skip("a heavy measurement suite: run with -m heavy (.ci/run's own step; nox -s heavy)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -18,3 +18,9 @@ def test_the_network_tests_are_their_own_step_with_the_venvs_python(repo: Path) 
     (step,) = [c for c in _commands(repo) if "-m network" in c and not c.startswith("echo")]
     assert step.startswith(".venv-dev/bin/python -m pytest -m network ")
     assert "tests/" not in step  # every network test: engine parsers (nox -s engines) and pip/CUDA wheels
+
+
+def test_the_heavy_suites_are_their_own_step_on_every_core(repo: Path) -> None:
+    (step,) = [c for c in _commands(repo) if "-m heavy" in c and not c.startswith("echo")]
+    assert step.startswith(".venv-dev/bin/python -m pytest -n auto --dist loadgroup -m heavy ")
+    assert "tests/" not in step  # every heavy test, wherever it lives

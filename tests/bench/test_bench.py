@@ -61,6 +61,7 @@ def test_fleet_starts_and_stops_real_fake_servers(tmp_path: Path) -> None:
     assert all(p.poll() is not None for p in procs)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_quick_bench_prints_every_row_with_a_number(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

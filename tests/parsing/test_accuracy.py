@@ -21,8 +21,10 @@ page's content (its text layer minus the hand-listed :data:`PARATEXT`) fewer tha
 OCR of the same page (issue 3: recognising only layout crops once lost 17% of the bzip2
 lines; the review: dropping a masthead labelled header must fail it).
 
-CPU: the OCR of each page runs once per session (tests/support/parse_helpers.py memo): about 15
-page reads, 1.5-3 minutes on two cores.
+CPU: the OCR of each page runs once per test run, shared by the xdist workers
+(tests/support/parse_helpers.py memo): about 15 page reads, 1.5-3 minutes on two cores. The
+measuring tests are the ``heavy`` suite: ``scripts/test -m heavy`` (``.ci/run``'s own step,
+``nox -s heavy``); the default run checks the stored baseline's shape only.
 """
 
 from __future__ import annotations
@@ -189,6 +191,7 @@ def test_regenerate_baseline(corpus):
     )
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize(("stem", "page"), SUBSET, ids=[_key(*k) for k in SUBSET])
@@ -199,6 +202,7 @@ def test_words_match_text_layer_within_stored_thresholds(corpus, baseline, stem,
     assert got["cer"] <= want["cer"] + CER_MARGIN, (got, want)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize(("stem", "page"), SUBSET, ids=[_key(*k) for k in SUBSET])
@@ -215,6 +219,7 @@ def test_default_output_keeps_the_content_whole_page_ocr_reads(corpus, stem, pag
     assert got["default_found"] >= got["whole_page_found"] - CONTENT_TOKENS_LOST, got
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize(("stem", "page"), MULTICOLUMN, ids=[_key(*k) for k in MULTICOLUMN])
@@ -226,6 +231,7 @@ def test_multi_column_pages_come_out_in_column_order(corpus, baseline, stem, pag
     assert got["default"]["sequence"] >= got["rapidocr_y_order_sequence"] + 0.05, got
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize(("stem", "page"), SINGLE_COLUMN_ORDER, ids=[_key(*k) for k in SINGLE_COLUMN_ORDER])
