@@ -133,6 +133,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._cancel: set[str] = set()
+        self._recognizers: dict[str, Any] = {}  # running job -> its recognizer (aborted on cancel)
         self._held: set[str] = set()  # jobs running here (their leases are renewed)
         self._lost: set[str] = set()  # leases another replica took over: stop, keep the files
         self._lock = threading.Lock()
@@ -176,9 +177,14 @@ class Worker:
         self._wake.set()
 
     def cancel(self, job_id: str) -> None:
-        """Make the running job ``job_id`` stop before its next page."""
+        """Make the running job ``job_id`` stop: its recognizer's requests in flight are cut off
+        (``Recognizer.abort``: a worker blocked on a slow server returns at once, issue 25 item 4)
+        and no further page starts."""
         with self._lock:
             self._cancel.add(job_id)
+            recognizer = self._recognizers.get(job_id)
+        if recognizer is not None:
+            recognizer.abort()
 
     def cancelled(self, job_id: str) -> bool:
         """True after :meth:`cancel` for this job."""
@@ -202,9 +208,9 @@ class Worker:
                 if state != "held":
                     log.warning("job %s was %s elsewhere; stopping it here", job_id, state)
                     with self._lock:
-                        self._cancel.add(job_id)
                         if state == "lost":
                             self._lost.add(job_id)
+                    self.cancel(job_id)
 
     def _loop(self) -> None:
         engines: dict[tuple, Any] = {}  # per thread: rapidocr/onnxruntime sessions are not shared
@@ -287,6 +293,10 @@ class Worker:
         started = time.perf_counter()
         try:
             layout, recognizer = self._engines(opts, engines)
+            with self._lock:
+                self._recognizers[job.id] = recognizer
+                if job.id in self._cancel:  # cancelled while it was being claimed
+                    raise JobCancelled(f"job {job.id} was cancelled", "submit it again to parse it")
             parser = _JobParser(opts, layout, ObservedRecognizer(recognizer, self.metrics), job, self)
             executor = _JobExecutor(self.executor(), parser) if self.executor else None
             summary = pipeline.run(
@@ -329,6 +339,7 @@ class Worker:
         if cached:
             self.metrics.pages.labels("cache").inc(cached)
         with self._lock:
+            self._recognizers.pop(job.id, None)
             was_cancelled = job.id in self._cancel
             self._cancel.discard(job.id)
             lost = job.id in self._lost

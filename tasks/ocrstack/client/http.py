@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ocrstack.client import deadline
 from ocrstack.core.errors import UsageError
 
 CHAT_PATH = "/v1/chat/completions"
@@ -63,11 +64,12 @@ def make_client(
         connections: connection-pool size (= in-flight requests to this server).
     Loopback hosts ignore ``HTTP(S)_PROXY`` from the environment (guide 8, pip/proxy row).
     Plain ``http://`` URLs skip loading the CA bundle (unused without TLS; it costs ~0.1 s per client).
+    Its sockets obey :mod:`ocrstack.client.deadline` (a request's whole-request deadline and abort).
     """
     parts = urlsplit(url)
     host = parts.hostname or ""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return httpx.Client(
+    client = httpx.Client(
         base_url=base_url(url),
         timeout=httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
         limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
@@ -75,3 +77,4 @@ def make_client(
         trust_env=host not in LOOPBACK,
         verify=parts.scheme == "https",
     )
+    return deadline.guard(client)  # ``timeout`` is a deadline for a whole request (issue 25 item 4)

@@ -28,6 +28,7 @@ A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
   (:func:`metrics_text`): requests generating/queued here plus ``extra_running``/``extra_waiting``
   (another client's load) and ``kv_usage``; None: 404 (llama.cpp without ``--metrics``);
 * ``delay``: ``f(body, image_size) -> seconds`` per request, replacing ``latency``;
+* ``drip``: block requests' answers (status line on) are written one byte every ``drip`` s;
 * ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
   test can see which crop size and prompt the server received. :func:`prompt_replay` builds one
   that answers recorded text per prompt (issue 14: a "Layout Detection:" request gets a
@@ -53,6 +54,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ocrstack.testing.fake_replies import (
+    Drip,
     _default_reply,
     image_urls,
     metrics_text,
@@ -111,6 +113,7 @@ class FakeConfig:
     extra_waiting: int = 0
     kv_usage: float = 0.0
     delay: Callable[[dict[str, Any], tuple[int, int] | None], float] | None = None
+    drip: float | None = None
 
 
 class _Server(ThreadingHTTPServer):
@@ -260,6 +263,9 @@ class FakeOpenAIServer:
 
             def _send(self, status: int, payload: Any, text: str | None = None) -> None:
                 data = text.encode() if text is not None else json.dumps(payload).encode()
+                if getattr(self, "drip", None):
+                    self.wfile = Drip(self.wfile, self.drip)
+                    self.close_connection = True
                 self.send_response(status)
                 kind = "text/plain; version=0.0.4" if text is not None else "application/json"
                 self.send_header("Content-Type", kind)
@@ -334,6 +340,7 @@ class FakeOpenAIServer:
                         },
                     )
                     return
+                self.drip = cfg.drip if int(body.get("max_tokens") or 2) > 1 else None
                 delay = cfg.latency if cfg.delay is None else cfg.delay(body, size)
                 if cfg.probe_latency is not None and int(body.get("max_tokens") or 2) <= 1:
                     delay = cfg.probe_latency

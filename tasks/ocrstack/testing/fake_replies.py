@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -90,3 +91,20 @@ def metrics_text(engine: str, running: float, waiting: float, kv: float, model: 
     ):
         lines += [f"# HELP {name} {name}", f"# TYPE {name} gauge", f"{name}{{{labels}}} {float(value)}"]
     return "\n".join(lines) + "\n"
+
+
+class Drip:
+    """A writer that sends one byte every ``seconds`` s (a server that never finishes an answer)."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    def write(self, data: bytes) -> int:
+        for i in range(len(data)):
+            self.inner.write(data[i : i + 1])
+            self.inner.flush()
+            time.sleep(self.seconds)
+        return len(data)
+
+    def flush(self) -> None:
+        self.inner.flush()

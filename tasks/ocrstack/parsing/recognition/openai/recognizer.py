@@ -20,10 +20,10 @@ document are partial, exit 7) instead of failing the page; the run stops only wh
 has answered for ``--progress-timeout`` s. Answers are kept per request body
 (:mod:`ocrstack.parsing.recognition.openai.answers`), so a rerun sends only the blocks without one.
 
-Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every
-server busy, have up to ``len(server_urls) * concurrency`` pages in flight
-(call it from several threads, or use :meth:`OpenAIRecognizer.submit`, which
-returns a future).
+Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every server busy, have up
+to ``len(server_urls) * concurrency`` pages in flight (call it from several threads, or use
+:meth:`OpenAIRecognizer.submit`, which returns a future). :meth:`OpenAIRecognizer.abort` cuts off
+the requests in flight from any thread (``Dispatcher.abort``).
 
 The answer is stored raw in ``Block.text`` (tables stay OTSL; the assembly stage
 converts them with :func:`ocrstack.parsing.assembly.otsl.replace_otsl`), except that a
@@ -66,7 +66,6 @@ from ocrstack.parsing.types import Block, PageImage
 __all__ = ["OpenAIOptions", "OpenAIRecognizer", "create", "probe", "ProbeResult", "crop_box"]
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
-
 
 #: Greedy decoding (guide 5): the same crop always gives the same answer.
 TEMPERATURE = 0.0
@@ -218,6 +217,11 @@ class OpenAIRecognizer(Recognizer):
                 self._dispatcher = None
         if note:
             print(f"ocrstack: {note}", file=sys.stderr)
+
+    def abort(self) -> None:
+        """Cut off the requests in flight and fail the others (a cancelled job): ``Dispatcher.abort``."""
+        if (dispatcher := self._dispatcher) is not None:
+            dispatcher.abort()
 
     def __enter__(self) -> OpenAIRecognizer:
         return self
