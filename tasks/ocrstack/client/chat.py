@@ -83,7 +83,7 @@ def post_chat(
             raise RequestAborted(f"{url}: request aborted") from exc
         if watch.expired():
             raise Transient(
-                f"{url}: no complete answer within {watch.seconds:g} s (the request's deadline)"
+                f"{url}: timed out: no complete answer within {watch.seconds:g} s (the request's deadline)"
             ) from exc
         raise retry.from_transport(exc, url) from exc
     code = response.status_code
