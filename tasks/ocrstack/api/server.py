@@ -11,13 +11,17 @@ from ocrstack.core.errors import UsageError
 
 #: Hosts that only this machine can reach (the default bind, brief: servers bind 127.0.0.1).
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+#: Shortest API key accepted on a non-loopback bind (issue 25 item 10): 16 random hex characters
+#: are 64 bits, out of reach of online guessing at any request rate this service answers.
+MIN_PUBLIC_KEY_CHARS = 16
 
 
 def serve(config: ServiceConfig) -> None:
     """Serve until interrupted; prints ``READY http://HOST:PORT`` on stdout once listening.
 
     Raises:
-        UsageError: a non-loopback ``host`` without an API key (anyone on the network could use it);
+        UsageError: a non-loopback ``host`` without an API key (anyone on the network could use it)
+            or with one shorter than :data:`MIN_PUBLIC_KEY_CHARS`;
             ``--webhook-host`` without a secret to sign the callbacks.
     """
     import uvicorn
@@ -26,6 +30,12 @@ def serve(config: ServiceConfig) -> None:
         raise UsageError(
             f"--host {config.host} exposes the service beyond this machine without an API key",
             "set --api-key (or $OCRSTACK_API_KEY), or keep the default --host 127.0.0.1",
+        )
+    if config.host not in LOOPBACK and len(config.api_key or "") < MIN_PUBLIC_KEY_CHARS:
+        raise UsageError(
+            f"--host {config.host} with an API key of {len(config.api_key or '')} character(s): "
+            f"a key guessable from the network (at least {MIN_PUBLIC_KEY_CHARS} needed)",
+            "make one with: openssl rand -hex 16 (32 characters)",
         )
     if config.webhook_hosts and not config.webhook_secret:
         raise UsageError(
