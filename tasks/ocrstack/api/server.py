@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 from ocrstack.api.app import create_app
@@ -42,7 +43,11 @@ def serve(config: ServiceConfig) -> None:
             "--webhook-host is set but callbacks would go unsigned",
             "set --webhook-secret (or $OCRSTACK_WEBHOOK_SECRET)",
         )
+    # the service's files (database, uploads, results) are its own: 0600 files, 0700 dirs (issue 25 item 7)
+    os.umask(0o077)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    # httpx logs every request's full URL at INFO, credentials included (issue 25 item 7)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     app = create_app(config)
 
     class _Server(uvicorn.Server):

@@ -321,7 +321,7 @@ class Worker:
         except OcrstackError as exc:
             state, error, fix, done = (
                 "failed",
-                _public(exc.message, opts.inputs[0], job.filename),
+                _public(exc.message, opts.inputs[0], job.filename, opts.output),
                 exc.remedy,
                 0,
             )
@@ -363,8 +363,9 @@ class Worker:
 
 
 def _publish_source(out_dir: Path, filename: str) -> None:
-    """Name the input in the job's blocks.json by the client's file name: the server-side upload
-    path (data dir, job id) is nobody's business outside this service (review finding)."""
+    """Name the input in the job's blocks.json by the client's file name, and each model file by
+    its name: the server-side upload path (data dir, job id) and the server's install paths (a
+    venv's model dir) are nobody's business outside this service (review finding; issue 25 item 7)."""
     for blocks in out_dir.glob("*.blocks.json"):
         try:
             data = json.loads(blocks.read_text(encoding="utf-8"))
@@ -372,9 +373,14 @@ def _publish_source(out_dir: Path, filename: str) -> None:
             continue
         if isinstance(data, dict) and "source" in data:
             data["source"] = filename
+            model = data.get("model")
+            for key, value in model.items() if isinstance(model, dict) else ():
+                if isinstance(value, str) and Path(value).is_absolute():
+                    model[key] = Path(value).name
             outputs.atomic_write_json(blocks, data)
 
 
-def _public(message: str, path: Path, filename: str) -> str:
-    """The error message with the server-side input path replaced by the client's file name."""
-    return message.replace(str(path), filename)
+def _public(message: str, path: Path, filename: str, out_dir: Path) -> str:
+    """The error message with the server-side input path replaced by the client's file name and
+    the job's output dir by ``output`` (issue 25 item 7: no server path in an answer)."""
+    return message.replace(str(path), filename).replace(str(out_dir), "output")

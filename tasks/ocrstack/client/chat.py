@@ -16,7 +16,7 @@ import httpx
 
 from ocrstack.client import deadline
 from ocrstack.client.deadline import Watch
-from ocrstack.client.http import CHAT_PATH, CONNECT_TIMEOUT, base_url, curl_hint, make_client
+from ocrstack.client.http import CHAT_PATH, CONNECT_TIMEOUT, base_url, curl_hint, make_client, public_url
 from ocrstack.client.rejections import rejection_cause, server_message
 from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
@@ -71,7 +71,7 @@ def post_chat(
             unreadable 2xx body or one over :data:`MAX_ANSWER_BYTES`.
         RequestAborted: ``watch.abort()`` was called.
     """
-    url = f"{client.base_url}".rstrip("/")
+    url = public_url(f"{client.base_url}".rstrip("/"))
     seconds = timeout if timeout is not None else client.timeout.read
     watch = watch or Watch(float(seconds) if seconds is not None else float("inf"))
     wait = httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds or CONNECT_TIMEOUT))
@@ -150,4 +150,4 @@ def chat_once(
             text, finish, usage = post_chat(client, body, str(body.get("model", "")))
         except Transient as exc:
             raise ServerUnreachable(str(exc), f"check the server log; {curl_hint(url)}") from exc
-    return Completion(text, finish, base_url(url), time.monotonic() - start, 1, usage)
+    return Completion(text, finish, public_url(base_url(url)), time.monotonic() - start, 1, usage)

@@ -51,7 +51,7 @@ from ocrstack.client.defaults import (
     REQUEST_TIMEOUT,
     RETRIES,
 )
-from ocrstack.client.http import base_url, curl_hint, make_client
+from ocrstack.client.http import base_url, curl_hint, make_client, public_url
 from ocrstack.client.jobs import Job, JobGroup, Server, fail
 from ocrstack.client.probe import recheck
 from ocrstack.core import retry
@@ -139,7 +139,7 @@ class Dispatcher:
         self._poller: routing.MetricsPoller | None = None
         if routing_mode == "auto":
             self._poller = routing.MetricsPoller(
-                [(s.url, lambda s=s: s.inflight) for s in self.servers],
+                [(s.target, lambda s=s: s.inflight) for s in self.servers],
                 make_client=lambda u: make_client(
                     u, timeout=routing.POLL_TIMEOUT, api_key=api_key, connections=1
                 ),
@@ -173,13 +173,13 @@ class Dispatcher:
 
     def mark_down(self, url: str) -> None:
         """Treat ``url`` as failed (its first probe failed): it rejoins after a background check."""
-        srv = self._by_url.get(base_url(routing.split_capacity(url)[0]))
+        srv = self._by_url.get(public_url(base_url(routing.split_capacity(url)[0])))
         if srv is not None:
             srv.breaker.trip(time.monotonic())
 
     def load_mode(self, url: str) -> str:
         """``metrics`` when ``url``'s /metrics was read recently, else ``inflight``."""
-        return "metrics" if self._load(self._by_url[base_url(url)]) is not None else "inflight"
+        return "metrics" if self._load(self._by_url[public_url(base_url(url))]) is not None else "inflight"
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per server: ``done``, ``failed`` (retryable faults), ``bursts`` (counted), ``sent``,
@@ -239,7 +239,7 @@ class Dispatcher:
     # -- scheduling (under self._cond)
 
     def _load(self, srv: Server) -> routing.Load | None:
-        return self._poller.load(srv.url) if self._poller is not None else None
+        return self._poller.load(srv.target) if self._poller is not None else None
 
     def _choose(self) -> Server | None:
         usable = [s for s in self.servers if s.breaker.closed]

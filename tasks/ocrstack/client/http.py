@@ -12,7 +12,7 @@ message, a log line or a ``repr``.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -42,9 +42,22 @@ def base_url(url: str) -> str:
     return text
 
 
+def public_url(url: str) -> str:
+    """``url`` without user and password (``http://u:p@h:1/v1`` -> ``http://h:1/v1``): the form every
+    message, log line, metric label and output file shows (issue 25 item 7: a credential in
+    ``--server-url`` reached ``/metrics``, answers, logs and blocks.json). Requests still use
+    the URL as given."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit(parts._replace(netloc=host + (f":{parts.port}" if parts.port else "")))
+
+
 def curl_hint(url: str) -> str:
-    """The guide 4.4 check for ``url``: ``curl --noproxy 127.0.0.1 URL/v1/models``."""
-    return f"curl --noproxy 127.0.0.1 {base_url(url)}/v1/models"
+    """The guide 4.4 check for ``url``: ``curl --noproxy 127.0.0.1 URL/v1/models`` (no credentials)."""
+    return f"curl --noproxy 127.0.0.1 {public_url(base_url(url))}/v1/models"
 
 
 def short_timeout(timeout: float, cap: float = 10.0) -> httpx.Timeout:

@@ -14,7 +14,7 @@ import httpx
 from ocrstack.client.breaker import Breaker
 from ocrstack.client.chat import Completion
 from ocrstack.client.deadline import Watch
-from ocrstack.client.http import curl_hint
+from ocrstack.client.http import curl_hint, public_url
 from ocrstack.core.errors import RequestFailed, ServerUnreachable
 
 
@@ -52,7 +52,9 @@ class Server:
     """One server of the dispatcher: its client, breaker, slots, thread pool and counts."""
 
     def __init__(self, url: str, capacity: int | None, concurrency: int, client_of: Any, policy: Any) -> None:
-        self.url = url
+        #: Shown in messages, stats and metric labels (no credentials); ``target``: used for requests.
+        self.url = public_url(url)
+        self.target = url
         self.slots = capacity or concurrency
         self.capacity = self.slots
         self.client: httpx.Client = client_of(url, self.slots)

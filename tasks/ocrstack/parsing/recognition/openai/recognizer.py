@@ -1,11 +1,10 @@
 """The ``openai`` recognizer: layout-block crops to any OpenAI-compatible chat-completions server.
 
-Works with vLLM (guide 4.1/4.2), ``transformers serve`` (guide 4.3), llama.cpp's
-``llama-server`` and SGLang. For every block whose category has a prompt in the
-prompt set (:mod:`ocrstack.parsing.recognition.openai.prompts`), the crop ``page.image.crop(bbox)``
-is sent as a PNG data URL with that prompt; ``enable_thinking`` is off
-(guide 5) and decoding greedy (``temperature`` 0). Requests are spread over
-every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
+Works with vLLM (guide 4.1/4.2), ``transformers serve`` (guide 4.3), llama.cpp's ``llama-server``
+and SGLang. For every block whose category has a prompt in the prompt set
+(:mod:`ocrstack.parsing.recognition.openai.prompts`), the crop ``page.image.crop(bbox)`` is sent as
+a PNG data URL with that prompt; ``enable_thinking`` is off (guide 5) and decoding greedy
+(``temperature`` 0). Requests are spread over every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
 
 Before the first page each server is probed (:func:`probe`): a misconfigured endpoint fails in
 seconds with the URL and the ``curl --noproxy 127.0.0.1 URL/v1/models`` hint (guide 8: not after
@@ -53,6 +52,7 @@ from ocrstack.client import (
     png_data_url,
     probe_servers,
 )
+from ocrstack.client.http import public_url
 from ocrstack.client.probe import probe
 from ocrstack.core.errors import RequestFailed, ServerRejected
 from ocrstack.parsing.crops import resize_by_need, rotate
@@ -143,7 +143,7 @@ class OpenAIRecognizer(Recognizer):
             "prompts": self.prompt_set.name,
             "prompts_file": str(self.prompt_set.path),
             "unverified_prompts": self.prompt_set.unverified(),
-            "servers": [u for u in self.settings.server_urls],
+            "servers": [public_url(u) for u in self.settings.server_urls],
             "temperature": self.temperature,
             "max_tokens": self.settings.max_tokens,
         }
@@ -153,7 +153,7 @@ class OpenAIRecognizer(Recognizer):
         info = {
             "served_model": self.settings.model,
             "prompts": self.prompt_set.name,
-            "servers": " ".join(self.settings.server_urls),
+            "servers": " ".join(public_url(u) for u in self.settings.server_urls),
         }
         if self.prompt_set.unverified():
             info["unverified_prompts"] = ",".join(self.prompt_set.unverified())
