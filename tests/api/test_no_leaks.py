@@ -50,7 +50,9 @@ def test_no_secret_or_server_path_in_answers_metrics_logs_or_files(tmp_path: Pat
             assert wait_job(c, ok["id"])["status"] == "done"
             failed = c.post("/v1/jobs", files={"file": ("b.png", png)}, data={"server_urls": bad.url}).json()
             assert wait_job(c, failed["id"])["status"] == "failed"
-            refused = c.post("/v1/jobs", files={"file": ("c.png", png)}, data={"server_urls": "http://x:y@h:1"})
+            refused = c.post(
+                "/v1/jobs", files={"file": ("c.png", png)}, data={"server_urls": "http://x:y@h:1"}
+            )
             assert refused.status_code == 400
             texts = _answers(c, [ok["id"], failed["id"]]) + [refused.text]
         assert good.requests and good.requests[-1].headers.get("Authorization", "").startswith("Basic ")
@@ -60,7 +62,7 @@ def test_no_secret_or_server_path_in_answers_metrics_logs_or_files(tmp_path: Pat
     server_paths = {"venv": sys.prefix, "data dir": str(data.resolve())}
     for i, text in enumerate(texts):
         assert SECRET not in text, f"credential in answer/file #{i}: ...{_near(text, SECRET)}..."
-    for i, text in enumerate(texts[:-len(files) - 1]):  # answers: no server path either
+    for i, text in enumerate(texts[: -len(files) - 1]):  # answers: no server path either
         for what, path in server_paths.items():
             assert path not in text, f"{what} path in answer #{i}: ...{_near(text, path)}..."
     for p in [data, *data.rglob("*")]:
