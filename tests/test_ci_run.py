@@ -18,3 +18,10 @@ def test_the_network_tests_are_their_own_step_with_the_venvs_python(repo: Path) 
     (step,) = [c for c in _commands(repo) if "-m network" in c and not c.startswith("echo")]
     assert step.startswith(".venv-dev/bin/python -m pytest -m network ")
     assert "tests/" not in step  # every network test: engine parsers (nox -s engines) and pip/CUDA wheels
+
+
+def test_the_security_table_is_its_own_step_and_counts_in_the_exit_code(repo: Path) -> None:
+    commands = _commands(repo)
+    (step,) = [c for c in commands if c.startswith(".venv-dev/bin/python -m ocrstack api security")]
+    assert step.endswith("|| security=$?")
+    assert any(c.startswith("exit ") and "security" in c for c in commands)

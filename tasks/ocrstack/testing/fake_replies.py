@@ -108,3 +108,7 @@ class Drip:
 
     def flush(self) -> None:
         self.inner.flush()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.inner.closed)
