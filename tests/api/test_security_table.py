@@ -34,6 +34,7 @@ def test_the_command_prints_the_table_and_exits_1_when_a_case_failed(
     assert "cross-origin POST" in capsys.readouterr().out
 
 
+@pytest.mark.proc  # ocrstack parse in a subprocess
 @pytest.mark.server  # a fake OpenAI server on 127.0.0.1
 def test_the_hostile_batch_case_holds(tmp_path: Path) -> None:
     observed, held = local._hostile_batch(tmp_path)

@@ -3,8 +3,6 @@ runs, a hostile CLI batch, a damaged job database at start."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -76,8 +74,8 @@ def _text_rules_ratio() -> tuple[str, bool]:
 
 
 def _hostile_batch(root: Path) -> tuple[str, bool]:
-    from ocrstack.cli import main
-
+    """``ocrstack parse`` (a subprocess, the names as bytes) on three documents, one answer with an
+    unpaired surrogate (JSON ``"\\ud800"``)."""
     src = os.fsencode(root / "in")
     os.makedirs(src, exist_ok=True)
     names = [b"caf\xe9.png", b"x" * 236 + b".png", b"plain.png"]
@@ -87,21 +85,16 @@ def _hostile_batch(root: Path) -> tuple[str, bool]:
     except OSError as exc:  # a file system that takes only UTF-8 names
         return f"not tried: the file system refuses the names ({exc})", True
     out = root / "out"
-    args = ["parse", *(os.fsdecode(os.path.join(src, n)) for n in names), "--recognizer", "openai",
-            "--layout", "none", "--no-progress", "-o", str(out)]  # fmt: skip
-    err = io.StringIO()
-    with (
-        FakeOpenAIServer(reply=lambda body, size: "left \ud800 right") as srv,
-        contextlib.redirect_stderr(err),
-    ):
-        code = main([*args, "--server-url", srv.url])
+    with FakeOpenAIServer(reply=lambda body, size: "left \ud800 right") as srv:
+        cmd = [sys.executable.encode(), b"-m", b"ocrstack", b"parse", *(os.path.join(src, n) for n in names),
+               b"--recognizer", b"openai", b"--layout", b"none", b"--no-progress",
+               b"--server-url", srv.url.encode(), b"-o", os.fsencode(out)]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, timeout=300, check=False)
     written = set(os.listdir(os.fsencode(out))) if os.path.isdir(out) else set()
     missing = [n for n in names if n.rsplit(b".", 1)[0] + b".md" not in written]
-    last = (err.getvalue().strip().splitlines() or [""])[-1][:120]
-    return (
-        f"exit {code}, {len(names) - len(missing)}/{len(names)} written ({last})",
-        code == 0 and not missing,
-    )
+    last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:120]
+    observed = f"exit {done.returncode}, {len(names) - len(missing)}/{len(names)} written ({last})"
+    return observed, done.returncode == 0 and not missing
 
 
 def _damaged_database(root: Path) -> tuple[str, bool]:
