@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 from ocrstack.api.app import create_app
 from ocrstack.api.config import ServiceConfig
-from ocrstack.core.errors import UsageError
+from ocrstack.core.errors import ConfigError, UsageError
 
 #: Hosts that only this machine can reach (the default bind, brief: servers bind 127.0.0.1).
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -21,6 +22,7 @@ def serve(config: ServiceConfig) -> None:
     """Serve until interrupted; prints ``READY http://HOST:PORT`` on stdout once listening.
 
     Raises:
+        ConfigError: another ``api serve`` holds the SQLite ``--data-dir``.
         UsageError: a non-loopback ``host`` without an API key (anyone on the network could use it)
             or with one shorter than :data:`MIN_PUBLIC_KEY_CHARS`;
             ``--webhook-host`` without a secret to sign the callbacks.
@@ -48,6 +50,24 @@ def serve(config: ServiceConfig) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     # httpx logs every request's full URL at INFO, credentials included (issue 25 item 7)
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    from filelock import FileLock, Timeout
+
+    from ocrstack.api.slowclients import HeadDeadline
+    from ocrstack.api.stores import is_postgres
+
+    lock = None
+    if not is_postgres(config.database):  # one process per SQLite data dir (issue 25 item 10)
+        Path(config.data_dir).mkdir(parents=True, exist_ok=True)
+        lock = FileLock(Path(config.data_dir) / "serve.lock", timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ConfigError(
+                f"another ocrstack api serve uses --data-dir {config.data_dir}: a second one would "
+                "requeue that one's running jobs",
+                "stop the other service, or give this one its own --data-dir "
+                "(several replicas share a PostgreSQL --database)",
+            ) from None
     app = create_app(config)
 
     class _Server(uvicorn.Server):
@@ -58,6 +78,12 @@ def serve(config: ServiceConfig) -> None:
             sys.stdout.flush()
 
     server = _Server(
-        uvicorn.Config(app, host=config.host, port=config.port, log_level="info", access_log=False)
+        uvicorn.Config(
+            app, host=config.host, port=config.port, log_level="info", access_log=False, http=HeadDeadline
+        )
     )
-    server.run()
+    try:
+        server.run()
+    finally:
+        if lock is not None:
+            lock.release()
