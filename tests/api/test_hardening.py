@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from ocrstack.api.app import METHODS, SECURITY_HEADERS, create_app
+from ocrstack.api.app import METHODS, PRIVATE_PATHS, SECURITY_HEADERS, create_app
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.server import MIN_PUBLIC_KEY_CHARS, serve
 from ocrstack.core.errors import UsageError
@@ -48,3 +48,15 @@ def test_every_answer_carries_the_security_headers(client: TestClient, path: str
 def test_a_public_bind_refuses_a_short_key(tmp_path, key: str) -> None:
     with pytest.raises(UsageError, match=f"at least {MIN_PUBLIC_KEY_CHARS} needed"):
         serve(ServiceConfig(host="0.0.0.0", data_dir=tmp_path, api_key=key))
+
+
+@pytest.mark.parametrize("private", [False, True])
+def test_metrics_and_docs_want_the_key_only_when_the_operator_chooses(tmp_path, private: bool) -> None:
+    config = ServiceConfig(data_dir=tmp_path / "data", api_key="k" * 16, private_docs=private)
+    client = TestClient(create_app(config), base_url="http://127.0.0.1:8800")
+    for path in PRIVATE_PATHS:
+        anonymous = client.get(path)
+        assert anonymous.status_code == (401 if private else 200), path
+        assert client.get(path, headers={"X-API-Key": "k" * 16}).status_code == 200, path
+    assert client.get("/health").status_code == 200  # probes stay open
+    assert client.get("/metrics").headers["x-content-type-options"] == "nosniff"

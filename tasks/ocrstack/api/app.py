@@ -17,14 +17,16 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 
 from ocrstack.api import jobs, origins, probes
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.schemas import install_handlers
-from ocrstack.api.service import Service
+from ocrstack.api.service import Service, authorize
 from ocrstack.api.stores import open_store
 from ocrstack.api.worker import Worker
 
@@ -91,6 +93,21 @@ async def _secure(request: Request, call_next: Callable[[Request], Awaitable[Res
     return response
 
 
+#: Paths that ``--key-for-metrics-and-docs`` puts behind the API key (open by default: scrapers
+#: and browsers often carry no key).
+PRIVATE_PATHS = ("/metrics", "/docs", "/openapi.json")
+
+
+async def _private(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Middleware (``--key-for-metrics-and-docs``): :data:`PRIVATE_PATHS` answer 401 without the key."""
+    if request.url.path.startswith(PRIVATE_PATHS):
+        try:
+            authorize(request)
+        except HTTPException as exc:
+            return JSONResponse({"error": exc.detail, "fix": "send the key in X-API-Key"}, 401, exc.headers)
+    return await call_next(request)
+
+
 def create_app(config: ServiceConfig) -> FastAPI:
     """Build the app with its store, metrics and worker (started/stopped with the app's lifespan)."""
     store = open_store(
@@ -123,7 +140,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
             CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["*"], allow_headers=["*"]
         )
     app.middleware("http")(_count)
-    app.middleware("http")(_secure)
+    if config.private_docs and config.api_key:
+        app.middleware("http")(_private)
+    app.middleware("http")(_secure)  # outside the others: their answers get the headers too
     hosts = origins.allowed_hosts(config.host, config.allowed_hosts)
     app.add_middleware(origins.OriginGuard, hosts=hosts, origins=config.cors_origins)  # outermost
     install_handlers(app, config.max_queue, config.retry_after)
