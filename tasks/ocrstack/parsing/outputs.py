@@ -75,6 +75,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _umask() -> int:
+    """The process umask without changing it (Linux: ``/proc/self/status``): setting it to 0 and
+    back, the fallback, lets another thread create a file with mode 0666 meanwhile (the service
+    writes with umask 077, issue 25 item 7)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     mask = os.umask(0)
     os.umask(mask)
     return mask
