@@ -112,3 +112,11 @@ class Drip:
     @property
     def closed(self) -> bool:
         return bool(self.inner.closed)
+
+
+def drip(handler: Any) -> None:
+    """When ``handler.drip`` (seconds per byte) is set, its answer goes out through :class:`Drip` on
+    a connection closed afterwards (the next request on it must not drip too)."""
+    if getattr(handler, "drip", None):
+        handler.wfile = Drip(handler.wfile, handler.drip)
+        handler.close_connection = True
