@@ -62,6 +62,14 @@ def heavy(session: nox.Session) -> None:
 
 
 @nox.session
+def security(session: nox.Session) -> None:
+    """The issue-25 attack table on 127.0.0.1 (hostile inputs, clients, recognizers): case, expected,
+    observed, held/FAILED."""
+    _install(session, "dev")
+    session.run("ocrstack", "api", "security", *session.posargs)
+
+
+@nox.session
 def engines(session: nox.Session) -> None:
     """Serve profiles parsed by vLLM 0.33.0, SGLang and transformers serve (network; cached off-tree)."""
     _install(session, "dev")

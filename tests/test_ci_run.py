@@ -24,3 +24,10 @@ def test_the_heavy_suites_are_their_own_step_on_every_core(repo: Path) -> None:
     (step,) = [c for c in _commands(repo) if "-m heavy" in c and not c.startswith("echo")]
     assert step.startswith(".venv-dev/bin/python -m pytest -n auto --dist loadgroup -m heavy ")
     assert "tests/" not in step  # every heavy test, wherever it lives
+
+
+def test_the_security_table_is_its_own_step_and_counts_in_the_exit_code(repo: Path) -> None:
+    commands = _commands(repo)
+    (step,) = [c for c in commands if c.startswith(".venv-dev/bin/python -m ocrstack api security")]
+    assert step.endswith("|| security=$?")
+    assert any(c.startswith("exit ") and "security" in c for c in commands)

@@ -17,14 +17,16 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 
 from ocrstack.api import jobs, origins, probes
 from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.schemas import install_handlers
-from ocrstack.api.service import Service
+from ocrstack.api.service import Service, authorize
 from ocrstack.api.stores import open_store
 from ocrstack.api.worker import Worker
 
@@ -48,6 +50,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     svc.store.close()
 
 
+#: The request methods of RFC 9110 section 9 plus PATCH (RFC 5789): the only ``method`` label values.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
+
+
 async def _count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
     """Middleware: requests in flight, and per method, route and status their count and seconds."""
     metrics: Metrics = request.app.state.service.metrics
@@ -60,9 +66,46 @@ async def _count(request: Request, call_next: Callable[[Request], Awaitable[Resp
         return response
     finally:
         route = getattr(request.scope.get("route"), "path", "unmatched")
+        # a client picks the method: one label for every method HTTP does not define (issue 25 item 8)
+        method = request.method if request.method in METHODS else "other"
         metrics.in_flight.dec()
-        metrics.requests.labels(request.method, route, str(status)).inc()
-        metrics.request_seconds.labels(request.method, route).observe(time.perf_counter() - t0)
+        metrics.requests.labels(method, route, str(status)).inc()
+        metrics.request_seconds.labels(method, route).observe(time.perf_counter() - t0)
+
+
+#: Headers on every answer (issue 25 item 10): no MIME sniffing of results, no framing of the web
+#: page or the docs by another site (clickjacking), no plugins, no <base> rewriting, no Referer
+#: leaving with a job URL. Scripts are not restricted here: the docs page runs Swagger UI's inline
+#: start-up script (the web page's own scripts are same-origin files).
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'; object-src 'none'; base-uri 'none'",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+async def _secure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Middleware: :data:`SECURITY_HEADERS` on every answer (those a route set itself are kept)."""
+    response = await call_next(request)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+#: Paths that ``--key-for-metrics-and-docs`` puts behind the API key (open by default: scrapers
+#: and browsers often carry no key).
+PRIVATE_PATHS = ("/metrics", "/docs", "/openapi.json")
+
+
+async def _private(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Middleware (``--key-for-metrics-and-docs``): :data:`PRIVATE_PATHS` answer 401 without the key."""
+    if request.url.path.startswith(PRIVATE_PATHS):
+        try:
+            authorize(request)
+        except HTTPException as exc:
+            return JSONResponse({"error": exc.detail, "fix": "send the key in X-API-Key"}, 401, exc.headers)
+    return await call_next(request)
 
 
 def create_app(config: ServiceConfig) -> FastAPI:
@@ -97,6 +140,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
             CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["*"], allow_headers=["*"]
         )
     app.middleware("http")(_count)
+    if config.private_docs and config.api_key:
+        app.middleware("http")(_private)
+    app.middleware("http")(_secure)  # outside the others: their answers get the headers too
     hosts = origins.allowed_hosts(config.host, config.allowed_hosts)
     app.add_middleware(origins.OriginGuard, hosts=hosts, origins=config.cors_origins)  # outermost
     install_handlers(app, config.max_queue, config.retry_after)

@@ -141,6 +141,12 @@ class ServiceConfig:
         help="answer requests whose Host is NAME too (besides --host, localhost, 127.0.0.1, ::1); "
         "repeat (others -> 400)",
     )
+    private_docs: bool = opt.option(
+        False,
+        flags=("--key-for-metrics-and-docs",),
+        help="with --api-key, /metrics, /docs and /openapi.json want the key too (default: open; "
+        "issue 25 item 10)",
+    )
     webhook_hosts: tuple[str, ...] = opt.option(
         (),
         flags=("--webhook-host",),

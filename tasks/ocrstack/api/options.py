@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ocrstack.client.http import base_url, public_url
 from ocrstack.core import options as opt
 from ocrstack.core.errors import UsageError
 from ocrstack.parsing import options as parse_options
@@ -61,16 +62,20 @@ def _refuse(name: str) -> None:
 
 
 def _server_urls(raw: str | Sequence[str], allowed_server_urls: Sequence[str]) -> tuple[str, ...]:
-    urls = _urls(raw)
-    allowed = {u.rstrip("/") for u in allowed_server_urls}
-    bad = [u for u in urls if u not in allowed]
+    """The configured servers a job names. A server is named by its URL without credentials (the
+    form messages show, :func:`~ocrstack.client.http.public_url`; a trailing ``/v1`` is optional,
+    :func:`~ocrstack.client.http.base_url`); the job gets the configured URL,
+    credentials included, and no answer ever shows them (issue 25 item 7)."""
+    allowed = {public_url(base_url(u)): u.rstrip("/") for u in allowed_server_urls}
+    named = [public_url(base_url(u)) for u in _urls(raw)]
+    bad = [u for u in named if u not in allowed]
     if bad:
         raise UsageError(
             f"server URL {bad[0]} is not one of this service's recognizer servers",
             f"use one of: {', '.join(sorted(allowed)) or '(none configured)'}; the operator adds servers "
             "with ocrstack api serve --server-url URL",
         )
-    return tuple(urls)
+    return tuple(allowed[u] for u in named)
 
 
 def from_form(
@@ -179,16 +184,21 @@ def service_defaults(values: Mapping[str, Any]) -> ParseOptions:
 
 
 def to_json(opts: ParseOptions) -> dict:
-    """The request-settable fields of ``opts`` as JSON (stored with the job; never the API key)."""
-    return {
+    """The request-settable fields of ``opts`` as JSON (stored with the job; never the API key nor a
+    server URL's credentials)."""
+    data = {
         name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Path) else value
         for name in FIELDS
         for value in (getattr(opts, name),)
     }
+    # a server's credentials stay in the service's flags, not in the job database (issue 25 item 7)
+    data["server_urls"] = [public_url(u) for u in data["server_urls"]]
+    return data
 
 
 def from_json(data: Mapping, base: ParseOptions) -> ParseOptions:
-    """Inverse of :func:`to_json` on top of ``base`` (the service's defaults, incl. the API key).
+    """Inverse of :func:`to_json` on top of ``base`` (the service's defaults, incl. the API key and
+    the configured server URLs with their credentials, which :func:`to_json` leaves out).
 
     A job stored before a field became request-settable lacks it and takes the service default;
     a stored name that is no request-settable field (any more) is ignored.
@@ -196,4 +206,6 @@ def from_json(data: Mapping, base: ParseOptions) -> ParseOptions:
     values = {k: v for k, v in data.items() if k in FIELDS and not FIELDS[k].many}
     for name in (k for k, s in FIELDS.items() if s.many):
         values[name] = tuple(data.get(name) or getattr(base, name))
+    configured = {public_url(u): u for u in base.server_urls}  # stored without credentials
+    values["server_urls"] = tuple(configured.get(u, u) for u in values["server_urls"])
     return dataclasses.replace(base, **values)

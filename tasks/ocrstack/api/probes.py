@@ -12,6 +12,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ocrstack.api import storage
 from ocrstack.api.schemas import ErrorBody
 from ocrstack.api.service import Service, ServiceDep
+from ocrstack.client.http import base_url, curl_hint, public_url
+from ocrstack.client.routing import split_capacity
 
 #: The web page and its assets (served at ``/`` and ``/static``).
 STATIC = Path(__file__).parent / "static"
@@ -26,15 +28,21 @@ def health() -> dict:
 
 
 def _servers_down(svc: Service) -> JSONResponse | None:
-    """A 503 answer naming the first configured recognizer server not answering ``/health``."""
+    """A 503 answer naming the first configured recognizer server not answering ``/health`` (200,
+    or 404: no such route, as :func:`ocrstack.client.probe.probe` takes it). The URL is the one
+    requests go to (``/v1`` and ``#capacity`` off) and is shown without credentials (issue 25 item 7)."""
     for url in svc.config.base.server_urls:
+        base = base_url(split_capacity(url)[0])
         try:
-            httpx.get(f"{url.rstrip('/')}/health", timeout=2.0, trust_env=False).raise_for_status()
+            status = httpx.get(f"{base}/health", timeout=2.0, trust_env=False).status_code
+            problem = None if status in (200, 404) else f"/health answered HTTP {status}"
         except httpx.HTTPError as exc:
+            problem = type(exc).__name__
+        if problem is not None:
             return JSONResponse(
                 {
-                    "error": f"recognizer server {url} is not ready ({type(exc).__name__})",
-                    "fix": f"start it or check curl {url}/health",
+                    "error": f"recognizer server {public_url(base)} is not ready ({problem})",
+                    "fix": f"start it or check: {curl_hint(base)}",
                 },
                 status_code=503,
             )

@@ -133,6 +133,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._cancel: set[str] = set()
+        self._recognizers: dict[str, Any] = {}  # running job -> its recognizer (aborted on cancel)
         self._held: set[str] = set()  # jobs running here (their leases are renewed)
         self._lost: set[str] = set()  # leases another replica took over: stop, keep the files
         self._lock = threading.Lock()
@@ -176,9 +177,14 @@ class Worker:
         self._wake.set()
 
     def cancel(self, job_id: str) -> None:
-        """Make the running job ``job_id`` stop before its next page."""
+        """Make the running job ``job_id`` stop: its recognizer's requests in flight are cut off
+        (``Recognizer.abort``: a worker blocked on a slow server returns at once, issue 25 item 4)
+        and no further page starts."""
         with self._lock:
             self._cancel.add(job_id)
+            recognizer = self._recognizers.get(job_id)
+        if recognizer is not None:
+            recognizer.abort()
 
     def cancelled(self, job_id: str) -> bool:
         """True after :meth:`cancel` for this job."""
@@ -202,9 +208,9 @@ class Worker:
                 if state != "held":
                     log.warning("job %s was %s elsewhere; stopping it here", job_id, state)
                     with self._lock:
-                        self._cancel.add(job_id)
                         if state == "lost":
                             self._lost.add(job_id)
+                    self.cancel(job_id)
 
     def _loop(self) -> None:
         engines: dict[tuple, Any] = {}  # per thread: rapidocr/onnxruntime sessions are not shared
@@ -287,6 +293,10 @@ class Worker:
         started = time.perf_counter()
         try:
             layout, recognizer = self._engines(opts, engines)
+            with self._lock:
+                self._recognizers[job.id] = recognizer
+                if job.id in self._cancel:  # cancelled while it was being claimed
+                    raise JobCancelled(f"job {job.id} was cancelled", "submit it again to parse it")
             parser = _JobParser(opts, layout, ObservedRecognizer(recognizer, self.metrics), job, self)
             executor = _JobExecutor(self.executor(), parser) if self.executor else None
             summary = pipeline.run(
@@ -311,7 +321,7 @@ class Worker:
         except OcrstackError as exc:
             state, error, fix, done = (
                 "failed",
-                _public(exc.message, opts.inputs[0], job.filename),
+                _public(exc.message, opts.inputs[0], job.filename, opts.output),
                 exc.remedy,
                 0,
             )
@@ -329,6 +339,7 @@ class Worker:
         if cached:
             self.metrics.pages.labels("cache").inc(cached)
         with self._lock:
+            self._recognizers.pop(job.id, None)
             was_cancelled = job.id in self._cancel
             self._cancel.discard(job.id)
             lost = job.id in self._lost
@@ -352,8 +363,9 @@ class Worker:
 
 
 def _publish_source(out_dir: Path, filename: str) -> None:
-    """Name the input in the job's blocks.json by the client's file name: the server-side upload
-    path (data dir, job id) is nobody's business outside this service (review finding)."""
+    """Name the input in the job's blocks.json by the client's file name, and each model file by
+    its name: the server-side upload path (data dir, job id) and the server's install paths (a
+    venv's model dir) are nobody's business outside this service (review finding; issue 25 item 7)."""
     for blocks in out_dir.glob("*.blocks.json"):
         try:
             data = json.loads(blocks.read_text(encoding="utf-8"))
@@ -361,9 +373,14 @@ def _publish_source(out_dir: Path, filename: str) -> None:
             continue
         if isinstance(data, dict) and "source" in data:
             data["source"] = filename
+            model = data.get("model")
+            for key, value in model.items() if isinstance(model, dict) else ():
+                if isinstance(value, str) and Path(value).is_absolute():
+                    model[key] = Path(value).name
             outputs.atomic_write_json(blocks, data)
 
 
-def _public(message: str, path: Path, filename: str) -> str:
-    """The error message with the server-side input path replaced by the client's file name."""
-    return message.replace(str(path), filename)
+def _public(message: str, path: Path, filename: str, out_dir: Path) -> str:
+    """The error message with the server-side input path replaced by the client's file name and
+    the job's output dir by ``output`` (issue 25 item 7: no server path in an answer)."""
+    return message.replace(str(path), filename).replace(str(out_dir), "output")

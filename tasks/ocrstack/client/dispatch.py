@@ -15,9 +15,15 @@ thread takes jobs from a shared queue (retried jobs first) and gives each to a s
   in the background (``/health`` + a 1-token request) and rejoins when it passes, while the
   others carry on. The job goes back to the front of the queue.
 * **Giving up**: a job is failed with :class:`~ocrstack.core.errors.RequestFailed` after
-  ``retries`` counted failures of its own (a block that fails while the servers answer others);
-  queued jobs fail with :class:`~ocrstack.core.errors.ServerUnreachable` only when no server has
-  answered anything for ``progress_timeout`` s (a dead fleet), not after N faults.
+  ``retries`` counted failures of its own (a block that fails while the servers answer others),
+  or once it has been waiting longer than its own budget, ``(retries + 1) x timeout`` plus the
+  backoffs (``retries x backoff_max``), counted from its first send (a server that dies
+  mid-request fails the block after that, issue 25 item 4); queued jobs fail with
+  :class:`~ocrstack.core.errors.ServerUnreachable` when no server has answered anything for
+  ``progress_timeout`` s (a dead fleet), not after N faults.
+* **Deadlines**: ``timeout`` bounds each whole request (:mod:`ocrstack.client.deadline`: a server
+  dripping bytes is cut off), and :meth:`Dispatcher.abort` stops the requests in flight at once
+  (``DELETE`` of a running API job).
 * A 4xx other than 429 fails the job at once with ``ServerRejected`` (never retried, guide 8).
 """
 
@@ -29,14 +35,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 import httpx
 
-from ocrstack.client import routing
-from ocrstack.client.breaker import Breaker
-from ocrstack.client.chat import Completion, post_chat
+from ocrstack.client import jobs, routing
+from ocrstack.client.chat import Completion, RequestAborted, post_chat
+from ocrstack.client.deadline import Watch
 from ocrstack.client.defaults import (
     BACKOFF_BASE,
     BACKOFF_MAX,
@@ -45,8 +51,8 @@ from ocrstack.client.defaults import (
     REQUEST_TIMEOUT,
     RETRIES,
 )
-from ocrstack.client.http import base_url, curl_hint, make_client
-from ocrstack.client.jobs import Job, JobGroup
+from ocrstack.client.http import base_url, curl_hint, make_client, public_url
+from ocrstack.client.jobs import Job, JobGroup, Server, fail
 from ocrstack.client.probe import recheck
 from ocrstack.core import retry
 from ocrstack.core.errors import RequestFailed, ServerRejected, ServerUnreachable, UsageError
@@ -54,20 +60,6 @@ from ocrstack.core.retry import Transient
 
 #: Scheduler wake-up period (s): cool-downs, stalls.
 TICK = 0.05
-
-
-class _Server:
-    def __init__(self, url: str, capacity: int | None, concurrency: int, client_of: Any, policy: Any) -> None:
-        self.url = url
-        self.slots = capacity or concurrency
-        self.capacity = self.slots
-        self.client: httpx.Client = client_of(url, self.slots)
-        self.breaker = Breaker(policy)
-        self.pool = ThreadPoolExecutor(max_workers=self.slots + 1, thread_name_prefix=f"ocr-{url}")
-        self.inflight = 0
-        self.sent = 0
-        self.done = 0
-        self.failed = 0
 
 
 class Dispatcher:
@@ -113,6 +105,9 @@ class Dispatcher:
         self.model = model
         self.retries = retries
         self.timeout = timeout
+        #: Seconds from a job's first send after which it fails (issue 25 item 4): every attempt
+        #: its whole ``timeout`` plus the longest backoff between two.
+        self.budget = (retries + 1) * timeout + retries * backoff_max
         self.progress_timeout = progress_timeout
         self.routing_mode = routing_mode
         self.policy = retry.Policy(
@@ -129,6 +124,8 @@ class Dispatcher:
         self._closed = False
         self._stalled = False
         self._last_progress = time.monotonic()
+        self._inflight: dict[int, Job] = {}  # id(job) -> job with a request in flight
+        self._aborted: str | None = None
         specs: dict[str, int | None] = {}
         for u in urls:
             plain, cap = routing.split_capacity(u)
@@ -137,12 +134,12 @@ class Dispatcher:
         def client_of(url: str, slots: int) -> httpx.Client:
             return make_client(url, timeout=timeout, api_key=api_key, connections=slots + 1)
 
-        self.servers = [_Server(u, cap, concurrency, client_of, self.policy) for u, cap in specs.items()]
+        self.servers = [Server(u, cap, concurrency, client_of, self.policy) for u, cap in specs.items()]
         self._by_url = {s.url: s for s in self.servers}
         self._poller: routing.MetricsPoller | None = None
         if routing_mode == "auto":
             self._poller = routing.MetricsPoller(
-                [(s.url, lambda s=s: s.inflight) for s in self.servers],
+                [(s.target, lambda s=s: s.inflight) for s in self.servers],
                 make_client=lambda u: make_client(
                     u, timeout=routing.POLL_TIMEOUT, api_key=api_key, connections=1
                 ),
@@ -176,13 +173,13 @@ class Dispatcher:
 
     def mark_down(self, url: str) -> None:
         """Treat ``url`` as failed (its first probe failed): it rejoins after a background check."""
-        srv = self._by_url.get(base_url(routing.split_capacity(url)[0]))
+        srv = self._by_url.get(public_url(base_url(routing.split_capacity(url)[0])))
         if srv is not None:
             srv.breaker.trip(time.monotonic())
 
     def load_mode(self, url: str) -> str:
         """``metrics`` when ``url``'s /metrics was read recently, else ``inflight``."""
-        return "metrics" if self._load(self._by_url[base_url(url)]) is not None else "inflight"
+        return "metrics" if self._load(self._by_url[public_url(base_url(url))]) is not None else "inflight"
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per server: ``done``, ``failed`` (retryable faults), ``bursts`` (counted), ``sent``,
@@ -211,6 +208,17 @@ class Dispatcher:
         )
         return f"server faults: {each}; {self.retried} request(s) re-sent, {self.given_up} given up"
 
+    def abort(self, reason: str = "the job was cancelled") -> None:
+        """Stop now: the requests in flight are cut off (their sockets shut down) and every
+        request fails with :class:`~ocrstack.core.errors.ServerUnreachable` naming ``reason``;
+        then :meth:`close`. For a cancelled job whose worker waits on a slow server."""
+        with self._cond:
+            self._aborted = reason
+            watches = [job.watch for job in self._inflight.values() if job.watch is not None]
+        for watch in watches:
+            watch.abort()
+        self.close()
+
     def close(self) -> None:
         """Stop scheduling (pending jobs fail with ServerUnreachable) and close the HTTP clients."""
         with self._cond:
@@ -223,24 +231,24 @@ class Dispatcher:
             pending = list(self._queue)
             self._queue.clear()
         for job in pending:
-            _fail(job, ServerUnreachable("recognizer closed before the request was sent", ""))
+            fail(job, ServerUnreachable("recognizer closed before the request was sent", ""))
         for srv in self.servers:
             srv.pool.shutdown(wait=False, cancel_futures=True)
             srv.client.close()
 
     # -- scheduling (under self._cond)
 
-    def _load(self, srv: _Server) -> routing.Load | None:
-        return self._poller.load(srv.url) if self._poller is not None else None
+    def _load(self, srv: Server) -> routing.Load | None:
+        return self._poller.load(srv.target) if self._poller is not None else None
 
-    def _choose(self) -> _Server | None:
+    def _choose(self) -> Server | None:
         usable = [s for s in self.servers if s.breaker.closed]
         free = [s for s in usable if s.inflight < s.slots]
         if not free:
             return None
         loads = {s.url: self._load(s) for s in usable}
 
-        def wait_of(s: _Server, own: int) -> float:
+        def wait_of(s: Server, own: int) -> float:
             return routing.score(loads[s.url], own, s.capacity)
 
         best = min(free, key=lambda s: (wait_of(s, s.inflight), s.inflight, s.sent))
@@ -263,6 +271,7 @@ class Dispatcher:
                     self._last_progress = now
                 elif now - self._last_progress > self.progress_timeout:
                     self._give_up_all()
+                self._give_up_overdue(now)
                 if not self._dispatch():
                     self._cond.wait(timeout=TICK)
 
@@ -276,7 +285,7 @@ class Dispatcher:
                 continue
             if job.group is not None and job.group.error is not None:
                 self._queue.popleft()
-                _fail(job, job.group.error)
+                fail(job, job.group.error)
                 continue
             srv = self._choose()
             if srv is None:
@@ -285,30 +294,37 @@ class Dispatcher:
             srv.inflight += 1
             srv.sent += 1
             job.attempts += 1
+            if job.give_up_at is None:
+                job.give_up_at = time.monotonic() + self.budget
+            job.watch = Watch(self.timeout)
+            self._inflight[id(job)] = job
             srv.pool.submit(self._send, srv, job, srv.breaker.generation)
             sent = True
         return sent
 
     def _stall_error(self) -> ServerUnreachable:
-        states = "; ".join(
-            f"{s.url}: {s.breaker.state.value}, {s.breaker.bursts} fault(s)" for s in self.servers
-        )
-        return ServerUnreachable(
-            f"no server answered any request for {self.progress_timeout:g} s ({states})",
-            f"check the servers: {'; '.join(curl_hint(s.url) for s in self.servers)}; "
-            "raise --progress-timeout to wait longer for servers that restart",
-        )
+        return jobs.stall_error(self.servers, self.progress_timeout)
+
+    def _give_up_overdue(self, now: float) -> None:
+        """Fail queued jobs past their own budget (``give_up_at``) with ``RequestFailed``."""
+        for job in [j for j in self._queue if j.give_up_at is not None and now > j.give_up_at]:
+            self._queue.remove(job)
+            fail(job, self._over_budget(job))
+
+    def _over_budget(self, job: Job) -> RequestFailed:
+        self.given_up += 1
+        return jobs.over_budget(job, self.budget, self.retries + 1, self.timeout, self.servers)
 
     def _give_up_all(self) -> None:
         self._stalled = True
         error = self._stall_error()
         while self._queue:
-            _fail(self._queue.popleft(), error)
+            fail(self._queue.popleft(), error)
         self._last_progress = time.monotonic()
 
     # -- requests (pool threads)
 
-    def _check(self, srv: _Server) -> None:
+    def _check(self, srv: Server) -> None:
         """Background check of an open breaker (:func:`ocrstack.client.probe.recheck`)."""
         ok, wait = recheck(srv.client, self.model, self.timeout)
         if ok and srv.breaker.faults > 1:  # back after more than one failed check: say so
@@ -319,27 +335,31 @@ class Dispatcher:
                 self._stalled = False
             self._cond.notify_all()
 
-    def _send(self, srv: _Server, job: Job, generation: int) -> None:
+    def _send(self, srv: Server, job: Job, generation: int) -> None:
         start = time.monotonic()
         try:
-            text, finish, usage = post_chat(srv.client, job.body, self.model)
+            text, finish, usage = post_chat(srv.client, job.body, self.model, watch=job.watch)
+        except RequestAborted:
+            self._finished(srv, generation, answered=False, job=job)
+            fail(job, ServerUnreachable(f"request stopped: {self._aborted}", "submit the job again"))
         except ServerRejected as exc:
-            self._finished(srv, generation)
-            _fail(job, exc)
+            self._finished(srv, generation, job=job)
+            fail(job, exc)
         except Transient as exc:
             self._transient(srv, job, generation, exc)
         except BaseException as exc:  # a bug must not leave a caller waiting forever
-            self._finished(srv, generation, answered=False)
-            _fail(job, exc)
+            self._finished(srv, generation, answered=False, job=job)
+            fail(job, exc)
         else:
-            self._finished(srv, generation)
+            self._finished(srv, generation, job=job)
             done = Completion(text, finish, srv.url, time.monotonic() - start, job.attempts, usage)
             with contextlib.suppress(InvalidStateError):  # the caller cancelled it
                 job.future.set_result(done)
 
-    def _finished(self, srv: _Server, generation: int, answered: bool = True) -> None:
+    def _finished(self, srv: Server, generation: int, answered: bool = True, job: Job | None = None) -> None:
         with self._cond:
             srv.inflight -= 1
+            self._inflight.pop(id(job), None)
             if answered:
                 srv.done += 1
                 srv.breaker.success(generation)
@@ -347,9 +367,10 @@ class Dispatcher:
                 self._stalled = False
             self._cond.notify_all()
 
-    def _transient(self, srv: _Server, job: Job, generation: int, exc: Transient) -> None:
+    def _transient(self, srv: Server, job: Job, generation: int, exc: Transient) -> None:
         with self._cond:
             srv.inflight -= 1
+            self._inflight.pop(id(job), None)
             srv.failed += 1
             job.errors.append(str(exc))
             if srv.breaker.failure(generation, time.monotonic(), exc.retry_after):
@@ -359,6 +380,8 @@ class Dispatcher:
             error: BaseException | None = None
             if self._closed:
                 error = ServerUnreachable("recognizer closed while the request was retried", "")
+            elif job.give_up_at is not None and time.monotonic() > job.give_up_at:
+                error = self._over_budget(job)
             elif job.strikes > self.retries:
                 self.given_up += 1
                 error = RequestFailed(
@@ -374,9 +397,4 @@ class Dispatcher:
                 self._queue.appendleft(job)
             self._cond.notify_all()
         if error is not None:
-            _fail(job, error)
-
-
-def _fail(job: Job, error: BaseException) -> None:
-    with contextlib.suppress(InvalidStateError):  # done or cancelled by the caller
-        job.future.set_exception(error)
+            fail(job, error)

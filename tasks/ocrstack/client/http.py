@@ -12,10 +12,11 @@ message, a log line or a ``repr``.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from ocrstack.client import deadline
 from ocrstack.core.errors import UsageError
 
 CHAT_PATH = "/v1/chat/completions"
@@ -41,9 +42,22 @@ def base_url(url: str) -> str:
     return text
 
 
+def public_url(url: str) -> str:
+    """``url`` without user and password (``http://u:p@h:1/v1`` -> ``http://h:1/v1``): the form every
+    message, log line, metric label and output file shows (issue 25 item 7: a credential in
+    ``--server-url`` reached ``/metrics``, answers, logs and blocks.json). Requests still use
+    the URL as given."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit(parts._replace(netloc=host + (f":{parts.port}" if parts.port else "")))
+
+
 def curl_hint(url: str) -> str:
-    """The guide 4.4 check for ``url``: ``curl --noproxy 127.0.0.1 URL/v1/models``."""
-    return f"curl --noproxy 127.0.0.1 {base_url(url)}/v1/models"
+    """The guide 4.4 check for ``url``: ``curl --noproxy 127.0.0.1 URL/v1/models`` (no credentials)."""
+    return f"curl --noproxy 127.0.0.1 {public_url(base_url(url))}/v1/models"
 
 
 def short_timeout(timeout: float, cap: float = 10.0) -> httpx.Timeout:
@@ -63,11 +77,12 @@ def make_client(
         connections: connection-pool size (= in-flight requests to this server).
     Loopback hosts ignore ``HTTP(S)_PROXY`` from the environment (guide 8, pip/proxy row).
     Plain ``http://`` URLs skip loading the CA bundle (unused without TLS; it costs ~0.1 s per client).
+    Its sockets obey :mod:`ocrstack.client.deadline` (a request's whole-request deadline and abort).
     """
     parts = urlsplit(url)
     host = parts.hostname or ""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return httpx.Client(
+    client = httpx.Client(
         base_url=base_url(url),
         timeout=httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
         limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
@@ -75,3 +90,4 @@ def make_client(
         trust_env=host not in LOOPBACK,
         verify=parts.scheme == "https",
     )
+    return deadline.guard(client)  # ``timeout`` is a deadline for a whole request (issue 25 item 4)

@@ -19,7 +19,7 @@ import httpx
 
 from ocrstack.client.body import chat_body, tiny_png
 from ocrstack.client.chat import post_chat
-from ocrstack.client.http import base_url, curl_hint, make_client, short_timeout
+from ocrstack.client.http import base_url, curl_hint, make_client, public_url, short_timeout
 from ocrstack.client.rejections import server_message
 from ocrstack.core import retry
 from ocrstack.core.errors import ServerRejected, ServerUnreachable
@@ -59,6 +59,7 @@ def probe(url: str, model: str, timeout: float = 30.0, api_key: str | None = Non
         ServerRejected: the tiny request got a 4xx (message and known cause).
     """
     base = base_url(url)
+    shown = public_url(base)  # messages never show a credential of the URL
     start = time.monotonic()
     remedy = (
         f"start the server (ocrstack serve ...) or fix --server-url; check it with: {curl_hint(base)} "
@@ -69,14 +70,14 @@ def probe(url: str, model: str, timeout: float = 30.0, api_key: str | None = Non
             health = client.get("/health", timeout=short_timeout(timeout))
         except httpx.TransportError as exc:
             raise ServerUnreachable(
-                f"no server answers at {base} ({type(exc).__name__}: {exc})", remedy
+                f"no server answers at {shown} ({type(exc).__name__}: {exc})", remedy
             ) from exc
         health_status: int | None = health.status_code
         if health.status_code == 404:
             health_status = None  # no /health route (llama.cpp, SGLang and vLLM have one)
         elif health.status_code != 200:
             raise ServerUnreachable(
-                f"server at {base} is not ready: /health answered HTTP {health.status_code} "
+                f"server at {shown} is not ready: /health answered HTTP {health.status_code} "
                 f"({server_message(health, 200)})",
                 remedy,
             )
@@ -100,11 +101,11 @@ def probe(url: str, model: str, timeout: float = 30.0, api_key: str | None = Non
             raise
         except Transient as exc:
             raise ServerUnreachable(
-                f"server at {base} accepted the connection but a 1-token image request failed ({exc}); "
+                f"server at {shown} accepted the connection but a 1-token image request failed ({exc}); "
                 "it may still be warming up",
                 remedy,
             ) from exc
-    return ProbeResult(base, health_status, models, text, time.monotonic() - start)
+    return ProbeResult(shown, health_status, models, text, time.monotonic() - start)
 
 
 #: Longest wait of :func:`recheck`'s 1-token request (s).
@@ -182,7 +183,7 @@ def probe_servers(
         if now - said >= SAY_EVERY:
             said = now
             print(
-                f"ocrstack: waiting for {', '.join(u for u, _ in starting)} to get ready "
+                f"ocrstack: waiting for {', '.join(public_url(u) for u, _ in starting)} to get ready "
                 f"({starting[0][1].message[:120]}); up to {deadline - now:.0f} s more (--ready-timeout)",
                 file=sys.stderr,
             )

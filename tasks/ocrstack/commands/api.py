@@ -1,4 +1,5 @@
-"""``ocrstack api serve|load|replicas``: parse as an HTTP service (issues 12, 23); argument parsing only.
+"""``ocrstack api serve|load|replicas|security``: parse as an HTTP service (issues 12, 23, 25); argument
+parsing only.
 
 ``api serve`` flags are derived from two declarations: the service's own settings
 (:class:`ocrstack.api.config.ServiceConfig`) and the parse options marked ``SERVICE`` in
@@ -70,8 +71,17 @@ class Replicas:
     )
 
 
+@dataclass(frozen=True)
+class Security:
+    """Where ``ocrstack api security`` keeps its files (:func:`ocrstack.api.security.run`)."""
+
+    workdir: Path | None = opt.option(
+        None, flags=("--workdir",), convert=opt.path, help="keep data, logs and inputs here"
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``api`` verb with ``serve`` and ``load``."""
+    """Add the ``api`` verb with ``serve``, ``load``, ``replicas`` and ``security``."""
     from ocrstack.api.config import ServiceConfig
     from ocrstack.core import options as opt
     from ocrstack.parsing.options import ParseOptions
@@ -113,6 +123,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     opt.add_arguments(rp, Replicas, prefix="replicas_")
     add_json(rp, what="the table")
     rp.set_defaults(handler=_replicas)
+
+    sec = verbs.add_parser(
+        "security",
+        help="the issue-25 attack table against the CLI and a local service (loopback only)",
+        description="Hostile inputs, clients and recognizers tried on 127.0.0.1; prints case, expected, "
+        "observed and held/FAILED; exit 1 when any case failed.",
+    )
+    opt.add_arguments(sec, Security)
+    add_json(sec, what="the table")
+    sec.set_defaults(handler=_security)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -170,4 +190,15 @@ def _replicas(args: argparse.Namespace) -> int:
         )
     )
     print(table.to_json() if args.json else table.table())
+    return 0 if table.ok else 1
+
+
+def _security(args: argparse.Namespace) -> int:
+    from ocrstack.api.config import require_api_extra
+
+    require_api_extra()
+    from ocrstack.api import security
+
+    table = security.run(opt.build(Security, opt.namespace_values(args, Security)).workdir)
+    print(table.to_json() if args.json else table.text())
     return 0 if table.ok else 1

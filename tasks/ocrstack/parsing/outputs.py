@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,9 @@ COLOURS: dict[Category, tuple[int, int, int]] = {
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory + ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the temp name holds at most 40 characters of the file's (<= 160 bytes): a legal 240-character
+    # name plus mkstemp's 8 and ".tmp" is over NAME_MAX, 255 bytes (issue 25 item 9)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -67,15 +70,33 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+#: Every surrogate code point: in a Python str they are never a valid pair, always unencodable.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _umask() -> int:
+    """The process umask without changing it (Linux: ``/proc/self/status``): setting it to 0 and
+    back, the fallback, lets another thread create a file with mode 0666 meanwhile (the service
+    writes with umask 077, issue 25 item 7)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """UTF-8 text version of :func:`atomic_write_bytes`."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    """UTF-8 text version of :func:`atomic_write_bytes`. A surrogate code point, which UTF-8 cannot
+    hold (a file name's undecodable byte, ``os.fsdecode``'s surrogateescape; an unpaired UTF-16
+    surrogate in a PDF's text layer), is written as U+FFFD (issue 25 item 9: it crashed the write
+    and the rest of the batch)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    atomic_write_bytes(path, data)
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

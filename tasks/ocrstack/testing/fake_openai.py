@@ -1,42 +1,39 @@
 """A tiny OpenAI-compatible chat-completions server for tests and the benchmark.
 
-A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on
-127.0.0.1 with knobs for the behaviours the client must survive:
+A real HTTP server (stdlib :class:`http.server.ThreadingHTTPServer`) on 127.0.0.1 with knobs for
+the behaviours the client must survive:
 
 * ``latency``: seconds each chat request "generates" for (simulated server time);
-* ``max_concurrent``: requests generating at once (1 models vLLM ``--max-num-seqs 1``,
-  guide 4.1: further requests queue);
-* ``fail_first`` + ``fail_status``: the first N chat requests answer ``fail_status``
-  (e.g. 503), later ones succeed;
+* ``max_concurrent``: requests generating at once (1 models vLLM ``--max-num-seqs 1``, guide 4.1:
+  further requests queue);
+* ``fail_first`` + ``fail_status``: the first N chat requests answer ``fail_status`` (e.g. 503);
 * ``status`` + ``error_message``: every chat request answers this status (e.g. 400);
-* ``pinned_model``: mimic ``transformers serve``: a different ``model`` gets 400
-  "Server is pinned to ..." (issue 4);
+* ``pinned_model``: like ``transformers serve``, another ``model`` gets 400 "Server is pinned..." (issue 4);
 * ``drop_first``: close the connection without answering for the first N requests;
 * ``health_status``: what ``GET /health`` answers (404 = no such route);
-* ``probe_latency``: latency for ``max_tokens <= 1`` requests (a readiness probe has no
-  decode phase on a real server); default: same as ``latency``;
-* ``burst_after`` + ``burst_seconds`` (+ ``burst_status``): when the Nth chat request arrives,
-  every chat request answering in the next ``burst_seconds`` s -- those already in flight, new
-  ones and probes -- answers ``burst_status`` (a 5xx burst);
+* ``probe_latency``: latency for ``max_tokens <= 1`` requests (a readiness probe has no decode
+  phase on a real server); default: same as ``latency``;
+* ``burst_after`` + ``burst_seconds`` (+ ``burst_status``): when the Nth chat request arrives, every
+  chat request answering in the next ``burst_seconds`` s -- those already in flight, new ones and
+  probes -- answers ``burst_status`` (a 5xx burst);
 * ``poison_nth``: the image of the Nth block request (``max_tokens > 1``) is poison: that request
   and every later one with the same image answer 500, whatever else happens (issue 10);
   :meth:`FakeOpenAIServer.cure` forgets the poison;
-* ``warmup_seconds``: for that long after start, ``/health`` and chat answer 503 (a server
-  still loading its model);
+* ``warmup_seconds``: for that long after start, ``/health`` and chat answer 503 (model loading);
 * ``retry_after``: seconds sent as ``Retry-After`` on every simulated 5xx/429;
 * ``metrics``: ``"vllm"``/``"sglang"``: ``GET /metrics`` in that engine's names
   (:func:`metrics_text`): requests generating/queued here plus ``extra_running``/``extra_waiting``
   (another client's load) and ``kv_usage``; None: 404 (llama.cpp without ``--metrics``);
 * ``delay``: ``f(body, image_size) -> seconds`` per request, replacing ``latency``;
-* ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a
-  test can see which crop size and prompt the server received. :func:`prompt_replay` builds one
-  that answers recorded text per prompt (issue 14: a "Layout Detection:" request gets a
-  MinerU-Diffusion layout answer, block prompts their recorded answers).
+* ``drip``: block requests' answers (status line on) are written one byte every ``drip`` s;
+* ``reply``: ``f(body, image_size) -> str``; default ``"[WxH] <prompt text>"``, so a test can see
+  which crop size and prompt the server received. :func:`prompt_replay` builds one that answers
+  recorded text per prompt (issue 14: a "Layout Detection:" request gets a MinerU-Diffusion layout
+  answer, block prompts their recorded answers).
 
 Every chat request is recorded in ``requests`` (parsed JSON body, headers, image size).
-Use in-process (``with FakeOpenAIServer(...) as srv: srv.url``) or as a process:
-``python -m ocrstack.testing.fake_openai --port 0 --latency 0.8`` prints
-``READY http://127.0.0.1:PORT`` on stdout once listening.
+Use in-process (``with FakeOpenAIServer(...) as srv: srv.url``) or as a process: ``python -m
+ocrstack.testing.fake_openai --port 0 --latency 0.8`` prints ``READY http://127.0.0.1:PORT`` once listening.
 """
 
 from __future__ import annotations
@@ -54,6 +51,7 @@ from typing import Any
 
 from ocrstack.testing.fake_replies import (
     _default_reply,
+    drip,
     image_urls,
     metrics_text,
     png_size,
@@ -111,6 +109,7 @@ class FakeConfig:
     extra_waiting: int = 0
     kv_usage: float = 0.0
     delay: Callable[[dict[str, Any], tuple[int, int] | None], float] | None = None
+    drip: float | None = None
 
 
 class _Server(ThreadingHTTPServer):
@@ -260,6 +259,7 @@ class FakeOpenAIServer:
 
             def _send(self, status: int, payload: Any, text: str | None = None) -> None:
                 data = text.encode() if text is not None else json.dumps(payload).encode()
+                drip(self)  # a block request with the ``drip`` knob: the answer is written slowly
                 self.send_response(status)
                 kind = "text/plain; version=0.0.4" if text is not None else "application/json"
                 self.send_header("Content-Type", kind)
@@ -334,6 +334,7 @@ class FakeOpenAIServer:
                         },
                     )
                     return
+                self.drip = cfg.drip if int(body.get("max_tokens") or 2) > 1 else None
                 delay = cfg.latency if cfg.delay is None else cfg.delay(body, size)
                 if cfg.probe_latency is not None and int(body.get("max_tokens") or 2) <= 1:
                     delay = cfg.probe_latency

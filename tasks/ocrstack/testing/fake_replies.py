@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -90,3 +91,32 @@ def metrics_text(engine: str, running: float, waiting: float, kv: float, model: 
     ):
         lines += [f"# HELP {name} {name}", f"# TYPE {name} gauge", f"{name}{{{labels}}} {float(value)}"]
     return "\n".join(lines) + "\n"
+
+
+class Drip:
+    """A writer that sends one byte every ``seconds`` s (a server that never finishes an answer)."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    def write(self, data: bytes) -> int:
+        for i in range(len(data)):
+            self.inner.write(data[i : i + 1])
+            self.inner.flush()
+            time.sleep(self.seconds)
+        return len(data)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.inner.closed)
+
+
+def drip(handler: Any) -> None:
+    """When ``handler.drip`` (seconds per byte) is set, its answer goes out through :class:`Drip` on
+    a connection closed afterwards (the next request on it must not drip too)."""
+    if getattr(handler, "drip", None):
+        handler.wfile = Drip(handler.wfile, handler.drip)
+        handler.close_connection = True

@@ -110,6 +110,11 @@ class Recognizer(Engine):
         (in-process work)."""
         return {}
 
+    def abort(self) -> None:
+        """Stop the work in flight now, from another thread (a cancelled API job, issue 25 item 4):
+        requests to servers are cut off and fail. Default: nothing (in-process work stops between
+        pages)."""
+
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per server URL: request counts (``done`` answered, ``failed`` retryable faults, ...).
         Default: none (in-process work)."""

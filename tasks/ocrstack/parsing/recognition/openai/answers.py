@@ -60,7 +60,8 @@ class AnswerCache:
         """Keep the answer to ``body`` (temporary file + ``os.replace``; a failed write is ignored:
         the cache only saves work)."""
         path = self.path(request_key(body))
-        data = json.dumps({"text": text, "finish_reason": finish_reason}, ensure_ascii=False)
+        # ASCII JSON: an unpaired surrogate in the answer is kept as "\\udXXX" (issue 25 item 9)
+        data = json.dumps({"text": text, "finish_reason": finish_reason})
         tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

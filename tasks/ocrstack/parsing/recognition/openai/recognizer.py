@@ -1,11 +1,10 @@
 """The ``openai`` recognizer: layout-block crops to any OpenAI-compatible chat-completions server.
 
-Works with vLLM (guide 4.1/4.2), ``transformers serve`` (guide 4.3), llama.cpp's
-``llama-server`` and SGLang. For every block whose category has a prompt in the
-prompt set (:mod:`ocrstack.parsing.recognition.openai.prompts`), the crop ``page.image.crop(bbox)``
-is sent as a PNG data URL with that prompt; ``enable_thinking`` is off
-(guide 5) and decoding greedy (``temperature`` 0). Requests are spread over
-every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
+Works with vLLM (guide 4.1/4.2), ``transformers serve`` (guide 4.3), llama.cpp's ``llama-server``
+and SGLang. For every block whose category has a prompt in the prompt set
+(:mod:`ocrstack.parsing.recognition.openai.prompts`), the crop ``page.image.crop(bbox)`` is sent as
+a PNG data URL with that prompt; ``enable_thinking`` is off (guide 5) and decoding greedy
+(``temperature`` 0). Requests are spread over every ``--server-url`` (:class:`ocrstack.client.Dispatcher`).
 
 Before the first page each server is probed (:func:`probe`): a misconfigured endpoint fails in
 seconds with the URL and the ``curl --noproxy 127.0.0.1 URL/v1/models`` hint (guide 8: not after
@@ -20,10 +19,10 @@ document are partial, exit 7) instead of failing the page; the run stops only wh
 has answered for ``--progress-timeout`` s. Answers are kept per request body
 (:mod:`ocrstack.parsing.recognition.openai.answers`), so a rerun sends only the blocks without one.
 
-Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every
-server busy, have up to ``len(server_urls) * concurrency`` pages in flight
-(call it from several threads, or use :meth:`OpenAIRecognizer.submit`, which
-returns a future).
+Threading: :meth:`OpenAIRecognizer.recognize` is thread-safe; to keep every server busy, have up
+to ``len(server_urls) * concurrency`` pages in flight (call it from several threads, or use
+:meth:`OpenAIRecognizer.submit`, which returns a future). :meth:`OpenAIRecognizer.abort` cuts off
+the requests in flight from any thread (``Dispatcher.abort``).
 
 The answer is stored raw in ``Block.text`` (tables stay OTSL; the assembly stage
 converts them with :func:`ocrstack.parsing.assembly.otsl.replace_otsl`), except that a
@@ -53,6 +52,7 @@ from ocrstack.client import (
     png_data_url,
     probe_servers,
 )
+from ocrstack.client.http import public_url
 from ocrstack.client.probe import probe
 from ocrstack.core.errors import RequestFailed, ServerRejected
 from ocrstack.parsing.crops import resize_by_need, rotate
@@ -66,7 +66,6 @@ from ocrstack.parsing.types import Block, PageImage
 __all__ = ["OpenAIOptions", "OpenAIRecognizer", "create", "probe", "ProbeResult", "crop_box"]
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
-
 
 #: Greedy decoding (guide 5): the same crop always gives the same answer.
 TEMPERATURE = 0.0
@@ -144,7 +143,7 @@ class OpenAIRecognizer(Recognizer):
             "prompts": self.prompt_set.name,
             "prompts_file": str(self.prompt_set.path),
             "unverified_prompts": self.prompt_set.unverified(),
-            "servers": [u for u in self.settings.server_urls],
+            "servers": [public_url(u) for u in self.settings.server_urls],
             "temperature": self.temperature,
             "max_tokens": self.settings.max_tokens,
         }
@@ -154,7 +153,7 @@ class OpenAIRecognizer(Recognizer):
         info = {
             "served_model": self.settings.model,
             "prompts": self.prompt_set.name,
-            "servers": " ".join(self.settings.server_urls),
+            "servers": " ".join(public_url(u) for u in self.settings.server_urls),
         }
         if self.prompt_set.unverified():
             info["unverified_prompts"] = ",".join(self.prompt_set.unverified())
@@ -218,6 +217,11 @@ class OpenAIRecognizer(Recognizer):
                 self._dispatcher = None
         if note:
             print(f"ocrstack: {note}", file=sys.stderr)
+
+    def abort(self) -> None:
+        """Cut off the requests in flight and fail the others (a cancelled job): ``Dispatcher.abort``."""
+        if (dispatcher := self._dispatcher) is not None:
+            dispatcher.abort()
 
     def __enter__(self) -> OpenAIRecognizer:
         return self
