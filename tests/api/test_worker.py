@@ -86,3 +86,40 @@ def test_a_job_asking_for_another_ocr_runtime_gets_its_own_recognizer(tmp_path: 
     assert first is again and other is not first
     assert made == [base.ocr_runtime, "openvino"]
     store.close()
+
+
+def test_a_job_cancelled_while_its_page_is_in_layout_stops_before_recognition(tmp_path: Path):
+    """Issue 24 item 8 ("DELETE answers cancelled while the current page keeps computing"): the
+    job parser's checkpoint before each stage stops the page in flight once the job is cancelled;
+    the recognizer never sees that page and the job ends cancelled."""
+    store = JobStore(tmp_path / "data")
+    metrics = Metrics(store.counts)
+    base = ParseOptions(inputs=(), layout="none", recognizer="rapidocr")
+    worker = Worker(store, metrics, base)
+    upload = multipage_tiff(tmp_path / "upload.tif", 2)
+    job = store.create(upload=upload, name="doc.tif", filename="doc.tif", options={}, pages_total=2)
+
+    class CancelledDuringLayout(Layout):
+        def detect(self, page: PageImage) -> list[Block]:
+            store.cancel(job.id)  # what DELETE /v1/jobs/{id} does, while this page is in layout
+            worker.cancel(job.id)
+            return super().detect(page)
+
+    read: list[int] = []
+
+    class Counting(FailsPage2):
+        def recognize(self, page: PageImage, blocks: list[Block]) -> list[Block]:
+            read.append(page.index)
+            return blocks
+
+    engines = {
+        ("layout", "none", str(base.layout_model)): CancelledDuringLayout(),
+        ("recognizer", "rapidocr", base.ocr_runtime): Counting(),
+    }
+    claimed = store.claim()
+    assert claimed is not None and claimed.id == job.id
+    worker._run(claimed, engines)
+    assert read == []
+    done = store.get(job.id)
+    assert done is not None and done.state == "cancelled", done
+    store.close()

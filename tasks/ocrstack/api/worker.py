@@ -60,9 +60,14 @@ class _JobParser(Parser):
         self.worker = worker
         self.last_page_end = 0.0
 
-    def parse_page(self, page: PageImage, paths: Any = None) -> Any:
+    def checkpoint(self) -> None:
+        """Stop the page between two stages once the job is cancelled (DELETE): the page in
+        flight does not run its remaining stages."""
         if self.worker.cancelled(self.job.id):
             raise JobCancelled(f"job {self.job.id} was cancelled", "submit it again to parse it")
+
+    def parse_page(self, page: PageImage, paths: Any = None) -> Any:
+        self.checkpoint()
         m = self.worker.metrics
         m.pages_in_flight.inc()
         try:

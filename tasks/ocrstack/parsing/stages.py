@@ -7,9 +7,9 @@ what it needs. :data:`STAGES` lists them in the order they run, and only there:
 ``--text-layer``; a page with no usable layer and no ink is blank, :mod:`ocrstack.parsing.ink`,
 and the stages after it do nothing for it), ``orient`` (the recognizer turns the page upright;
 skipped when the text layer is used: PDFium renders the page as its /Rotate says), ``layout``
-(the provider finds blocks),
-``merge`` (overlapping blocks merged; blocks padded for a cropping recognizer), ``paratext``
-(header/footer/page-number blocks set aside when they would be dropped anyway), ``recognise``
+(the provider finds blocks), ``merge`` (overlapping blocks merged; blocks padded for a cropping
+recognizer), ``paratext`` (header/footer/page-number blocks set aside when they would be
+dropped anyway), ``recognise``
 (text per block: from the text layer where it is sound, the rest from the recognizer; each block's
 ``source`` says which), ``order`` (reading order; empty blocks flagged), ``figures`` (figure crops
 and layout overlays written).
@@ -152,11 +152,9 @@ class Parser:
         return info
 
     def parse_page(self, page: PageImage, paths: outputs.OutputPaths | None = None) -> PageResult:
-        """Run the :data:`STAGES` on one page; seconds per stage go to ``result.timings``.
-
-        Figure crops (and overlays with ``save_layout_images``) are written under
-        ``paths.files_dir`` when ``paths`` is given. Empty non-figure blocks get a warning.
-        """
+        """Run the :data:`STAGES` on one page (:meth:`checkpoint` before each); seconds per stage
+        go to ``result.timings``. Figure crops (and overlays with ``save_layout_images``) are
+        written under ``paths.files_dir`` when ``paths`` is given."""
         state = PageState(page=page, paths=paths)
         if (
             self.options.text_layer != TextLayerMode.OFF
@@ -170,6 +168,7 @@ class Parser:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         for stage in STAGES:
+            self.checkpoint()
             t = time.perf_counter()
             stage(self, state)
             timings[stage.name] = time.perf_counter() - t
@@ -177,6 +176,10 @@ class Parser:
         state.result.timings.update(timings)
         state.result.timings["total"] = time.perf_counter() - t0
         return state.result
+
+    def checkpoint(self) -> None:
+        """Called before each stage of :meth:`parse_page`; a subclass raises here to stop the page
+        (the HTTP service's cancelled job, :mod:`ocrstack.api.worker`). Default: nothing."""
 
     def _layout_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
