@@ -28,6 +28,8 @@ Rows (targets from issue 3; the benchmark reports, it does not assert):
   recall, precision, order, s/page) and its targets (:mod:`~ocrstack.bench.accuracy_table`).
 * ``ray/local N servers``: ``--ray`` pages/s over the local dispatcher's for 1, 2, 4 servers, and
   Ray's own scaling (issue 13; :mod:`~ocrstack.bench.scaleout`; a not-run row without Ray).
+* ``ray cold/warm/local``: ``--ray-address`` against a running ``ray start`` cluster, its first and
+  second job, over the local pipeline (issue 23 item 3; target warm >= 0.95).
 * fault rows ``scenario``: requests, retries, pages lost (target 0) and exit codes of scripted
   faults through the real CLI -- 5xx burst, poison block, server killed and restarted, Ctrl-C
   mid-page, SIGKILL mid-batch then rerun (issue 10; :mod:`~ocrstack.bench.faults`), and the
@@ -85,7 +87,7 @@ def run(opts: BenchOptions) -> BenchResult:
     from ocrstack.bench.faults import fault_rows, routing_rows
     from ocrstack.bench.overhead import overhead_rows
     from ocrstack.bench.rss import rss_rows
-    from ocrstack.bench.scaleout import scaleout_rows
+    from ocrstack.bench.scaleout import scaleout_rows, warm_cluster_rows
     from ocrstack.bench.scaling import scaling_rows
 
     result = BenchResult(options={k: v for k, v in asdict(opts).items() if k != "workdir"})
@@ -95,6 +97,7 @@ def run(opts: BenchOptions) -> BenchResult:
             ("throughput", scaling_rows),
             ("peak RSS", rss_rows),
             ("ray vs local dispatcher", scaleout_rows),
+            ("ray cluster warm vs local", warm_cluster_rows),
             ("faults", fault_rows),
             ("routing", routing_rows),
         ]

@@ -106,3 +106,52 @@ def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
         if started:
             ray.shutdown()
     return rows
+
+
+def warm_cluster_rows(opts: BenchOptions, work: Path) -> list[Row]:
+    """``--ray-address`` against a cluster already running vs the local pipeline, in one run
+    (issue 23 item 3): a one-node ``ray start`` cluster on 127.0.0.1 with this machine's CPUs
+    (:class:`ocrstack.testing.ray_cluster.LoopbackCluster`), started before the timed runs; the
+    same scan parsed locally, then twice through ``RayExecutor(address)`` (cold: the cluster's
+    first job; warm: the second, as a user's next ``parse --ray-address``). Each Ray run joins the
+    cluster as a new driver (``ray.init`` included in its time, as a CLI run pays it).
+
+    Rows: ``ray warm/local`` (issue 23's target: >= 0.95) and ``ray cold/local``.
+
+    Raises:
+        ImportError: Ray is not installed.
+    """
+    import os
+
+    import ray
+
+    from ocrstack.scaleout import RayExecutor
+    from ocrstack.testing.ray_cluster import LoopbackCluster
+
+    n = 2 if opts.quick_mode else 4
+    pages = opts.pages_per_endpoint * n
+    pdf = make_scan(work / f"scan-{pages}.pdf", pages)
+    figures: dict[str, tuple[float, float]] = {}
+    with Fleet(n, opts.latency, work) as fleet, LoopbackCluster(head_cpus=os.cpu_count() or 1) as cluster:
+        local_opts = parse_options(pdf, work / "out-local-c", fleet.urls, opts.concurrency, opts.dpi)
+        t_local, _ = run_pipeline(local_opts)
+        for run in ("cold", "warm"):
+            executor = RayExecutor(cluster.address)  # joins, runs, leaves (ray.shutdown) like the CLI
+            out = work / f"out-cluster-{run}"
+            t, _ = run_pipeline(parse_options(pdf, out, fleet.urls, opts.concurrency, opts.dpi), executor)
+            figures[run] = (t, executor.start_seconds)
+        assert not ray.is_initialized()
+    local = pages / t_local
+    ratio = {run: round(pages / t / local, 3) for run, (t, _s) in figures.items()}
+    return [
+        Row(
+            f"ray {run}/local ({n} servers, --ray-address)",
+            ratio[run],
+            "x",
+            ">= 0.95" if run == "warm" else "",
+            ("meets" if ratio[run] >= 0.95 else "misses") if run == "warm" else "info",
+            f"{pages} pages: ray {pages / t:.2f} pages/s ({start:.1f} s of {t:.1f} s starting actors), "
+            f"local {local:.2f} pages/s; load average {os.getloadavg()[0]:.1f}",
+        )
+        for run, (t, start) in figures.items()
+    ]

@@ -13,9 +13,15 @@ The shape is Ray Data's LLM batch pattern and docling-serve's Ray engine, on Ray
   writes each finished page to the page cache (``--cache-dir``), so an interrupted driver resumes
   at page granularity.
 
-Lost workers are Ray's job: actors are created with ``max_restarts`` and ``max_task_retries``
-(a killed actor restarts and its in-flight pages are retried), tasks with ``max_retries``. Memory
-stays bounded: pages are submitted lazily, at most :meth:`RayExecutor.in_flight` at once.
+Lost workers: render tasks are retried by Ray (``max_retries``); lost actors are the executor's job
+(issue 23 item 3). Ray's own actor restart waits until the actor can be placed again, which after
+a node is removed may be never (the surviving CPUs are held by the other actors and the render
+tasks), so a page sent to such an actor waited forever. Instead actors are created without
+restarts; a page whose actor (or whose intermediate object) was lost is sent again, to a live actor
+(:data:`LOST_PAGE_RETRIES` times at most), and the pool is resized to the CPUs the cluster has now
+(:meth:`RayExecutor._replace_lost`). A page reaches ``page_done`` once, so the page cache and the
+output get each page once. Memory stays bounded: pages are submitted lazily, at most
+:meth:`RayExecutor.in_flight` at once.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,11 +40,13 @@ from ocrstack.parsing.stages import Parser
 from ocrstack.scaleout.options import LOCAL
 from ocrstack.scaleout.workers import PageWorker, render
 
-#: Restarts of a lost actor, retries of its in-flight tasks, retries of a lost render task
-#: (Ray's defaults are 0, 0 and 3; a page should survive a worker or two going away).
+#: Replacement actors per actor of the run's pool, and retries of a lost render task (Ray's
+#: default is 3; a page should survive a worker or two going away).
 MAX_RESTARTS = 3
-MAX_TASK_RETRIES = 3
 MAX_RETRIES = 3
+#: Times one page is sent again after its actor, node or intermediate object was lost (each lost
+#: actor can cost a page one try before it is replaced; a node holds a few actors).
+LOST_PAGE_RETRIES = 5
 _INIT_LOCK = threading.Lock()
 
 
@@ -81,6 +90,9 @@ class RayExecutor:
         self.recognition_actor: Any = None
         #: Pages computed (not from the cache) in the last run.
         self.computed = 0
+        #: Pages of the last run sent again because their actor, node or object was lost.
+        self.lost = 0
+        self._replacements = 0
 
     # -- Ray connection
 
@@ -101,6 +113,8 @@ class RayExecutor:
             else:
                 _check_reachable(self.address)
                 kwargs["address"] = self.address
+                if _loopback(self.address):  # Ray rewrites 127.0.0.1 to the host's IP: join as 127.0.0.1
+                    kwargs["_node_ip_address"] = "127.0.0.1"
             try:
                 ray.init(**kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -135,7 +149,7 @@ class RayExecutor:
         import ray
 
         started = self._connect()
-        self.computed = 0
+        self.computed = self.lost = 0
         try:
             self._run(ray, parser, work, page_done)
         finally:
@@ -145,27 +159,60 @@ class RayExecutor:
             if started and not self.keep_ray:
                 ray.shutdown()
 
+    def _new_actor(self, ray: Any, parser: Parser, recognition: bool) -> Any:
+        """A page actor (no Ray restarts: a lost one is replaced by :meth:`_replace_lost`)."""
+        actor_cls = ray.remote(PageWorker)
+        if recognition:
+            return actor_cls.options(num_cpus=0, max_concurrency=parser.workers).remote(parser.options)
+        return actor_cls.options(num_cpus=self._cpu).remote(parser.options)
+
     def _start_actors(self, ray: Any, parser: Parser) -> None:
-        options = parser.options
         remote = parser.recognizer.remote
         cpus = int(ray.cluster_resources().get("CPU", 1))
         # a one-CPU cluster: half a CPU for the layout actor, half for the render tasks
         self._cpu = 1.0 if cpus >= 2 else 0.5
         n = self.layout_actors or default_layout_actors(cpus)
-        actor_cls = ray.remote(PageWorker)
-        restart = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
-        self.actors = [actor_cls.options(num_cpus=self._cpu, **restart).remote(options) for _ in range(n)]
+        self.actors = [self._new_actor(ray, parser, False) for _ in range(n)]
+        self._replacements = MAX_RESTARTS * (n + 1)
         self.recognition_actor = None
         starts = [a.start.remote(not remote) for a in self.actors]
         if remote:
-            self.recognition_actor = actor_cls.options(
-                num_cpus=0, max_concurrency=parser.workers, **restart
-            ).remote(options)
+            self.recognition_actor = self._new_actor(ray, parser, True)
             starts.append(self.recognition_actor.start.remote(True))
         t = time.perf_counter()
         for ref in starts:
             _get(ray, ref)  # an engine that cannot start fails the run now, not page by page
         self.start_seconds = time.perf_counter() - t
+
+    def _replace_lost(self, ray: Any, parser: Parser, exc: BaseException) -> None:
+        """After a lost page: drop the actor ``exc`` names, replace a lost recognition actor, and
+        resize the layout pool to the cluster's CPUs now (a removed node's actors are not waited
+        for; surplus actors on the surviving nodes are released so render tasks can run)."""
+        lost = getattr(exc, "actor_id", None)
+        if lost is not None and self._replacements > 0:
+            if self.recognition_actor is not None and self.recognition_actor._actor_id.hex() == lost:
+                self._replacements -= 1
+                self.recognition_actor = self._new_actor(ray, parser, True)
+            self.actors = [a for a in self.actors if a._actor_id.hex() != lost]
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        target = min(self.layout_actors or cpus, default_layout_actors(cpus))
+        while len(self.actors) > max(target, 1):
+            ray.kill(self.actors.pop())  # its pages fail as lost and are sent again
+        while len(self.actors) < target and self._replacements > 0:
+            self._replacements -= 1
+            self.actors.append(self._new_actor(ray, parser, False))
+        if not self.actors:  # nothing left to place a page on: the pages fail, not wait
+            self.actors.append(self._new_actor(ray, parser, False))
+        self.lost += 1
+
+    def _submit(self, ray: Any, parser: Parser, w: DocumentWork, i: int, load: Counter) -> tuple[Any, Any]:
+        o = parser.options
+        render_task = ray.remote(render).options(num_cpus=self._cpu, max_retries=MAX_RETRIES)
+        rendered = render_task.remote(str(w.source), i, o.dpi, o.password, o.max_pixels)
+        actor = min(self.actors, key=lambda a: load[a._actor_id])
+        if self.recognition_actor is not None:
+            return self.recognition_actor.recognize.remote(actor.layout.remote(rendered, w.paths)), actor
+        return actor.page.remote(rendered, w.paths), actor
 
     def _run(
         self,
@@ -177,39 +224,37 @@ class RayExecutor:
         if not any(w.missing for w in work):
             return
         self._start_actors(ray, parser)
-        o = parser.options
-        render_task = ray.remote(render).options(num_cpus=self._cpu, max_retries=MAX_RETRIES)
         limit = self.in_flight(parser, len(self.actors))
-        load = dict.fromkeys(range(len(self.actors)), 0)
-        inflight: dict[Any, tuple[DocumentWork, int, int]] = {}
+        load: Counter = Counter()  # pages in flight per layout actor id
+        inflight: dict[Any, tuple[DocumentWork, int, Any]] = {}
+        tries: Counter = Counter()
+        again: deque[tuple[DocumentWork, int]] = deque()  # lost pages, sent before new ones
         pages: Iterator[tuple[DocumentWork, int]] = ((w, i) for w in work for i in w.missing)
         exhausted = False
-        while inflight or not exhausted:
-            while not exhausted and len(inflight) < limit:
-                nxt = next(pages, None)
+        while inflight or again or not exhausted:
+            while (again or not exhausted) and len(inflight) < limit:
+                nxt = again.popleft() if again else next(pages, None)
                 if nxt is None:
                     exhausted = True
                     break
-                w, i = nxt
-                rendered = render_task.remote(str(w.source), i, o.dpi, o.password, o.max_pixels)
-                a = min(load, key=load.__getitem__)
-                load[a] += 1
-                actor = self.actors[a]
-                if self.recognition_actor is not None:
-                    ref = self.recognition_actor.recognize.remote(actor.layout.remote(rendered, w.paths))
-                else:
-                    ref = actor.page.remote(rendered, w.paths)
-                inflight[ref] = (w, i, a)
+                ref, actor = self._submit(ray, parser, *nxt, load)
+                load[actor._actor_id] += 1
+                inflight[ref] = (*nxt, actor)
             if not inflight:
                 break
             ready, _ = ray.wait(list(inflight), num_returns=1)
             for ref in ready:
-                w, i, a = inflight.pop(ref)
-                load[a] -= 1
+                w, i, actor = inflight.pop(ref)
+                load[actor._actor_id] -= 1
                 try:
                     outcome: PageResult | BaseException = _get(ray, ref)
                     self.computed += 1
                 except Exception as exc:  # page_done decides: fatal or one failed page
+                    if _is_lost(ray, exc) and tries[(id(w), i)] < LOST_PAGE_RETRIES:
+                        tries[(id(w), i)] += 1
+                        self._replace_lost(ray, parser, exc)
+                        again.append((w, i))
+                        continue
                     outcome = exc
                 page_done(w, i, outcome)
 
@@ -223,6 +268,13 @@ def default_layout_actors(cpus: int) -> int:
 #: Seconds to wait for a TCP connection to a cluster address before giving up (Ray itself retries
 #: for minutes against an address where nothing listens).
 CONNECT_TIMEOUT = 5.0
+
+
+def _loopback(address: str) -> bool:
+    """True for a ``127.x.x.x:PORT`` / ``localhost:PORT`` GCS address (a cluster started with
+    ``ray start --node-ip-address 127.0.0.1``: the driver must join its nodes on that address)."""
+    host = address.rpartition(":")[0]
+    return host == "localhost" or host.startswith("127.")
 
 
 def _check_reachable(address: str) -> None:
@@ -245,6 +297,15 @@ def _check_reachable(address: str) -> None:
             f"no Ray cluster at --ray-address {address}: {exc}",
             "start one (ray start --head --port PORT) and pass its address, or use --ray for a local Ray",
         ) from None
+
+
+def _is_lost(ray: Any, exc: BaseException) -> bool:
+    """True when ``exc`` says the page's worker, node or intermediate object went away (the page
+    is sent again), not that the page itself failed."""
+    e = ray.exceptions
+    kinds = (e.RayActorError, e.ObjectLostError, e.WorkerCrashedError, e.NodeDiedError)
+    kinds += (e.LocalRayletDiedError,)
+    return isinstance(exc, kinds) or isinstance(getattr(exc, "cause", None), kinds)
 
 
 def _get(ray: Any, ref: Any) -> Any:
