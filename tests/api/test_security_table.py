@@ -47,3 +47,20 @@ def test_the_damaged_database_case_holds(tmp_path: Path) -> None:
     observed, held = local._damaged_database(tmp_path)
     assert held, observed
     assert "is damaged" in observed
+
+
+@pytest.mark.proc  # ocrstack api serve in a subprocess (under unshare)
+@pytest.mark.server  # a fake OpenAI server on 127.0.0.1
+def test_the_disk_full_case_holds_on_a_real_full_file_system(tmp_path: Path) -> None:
+    """A 4 MiB tmpfs data dir filled by uploads: 507 with a fix, /ready 503 while full, /health
+    answered, and DELETEs free the space (files before the record) so a new job finishes."""
+    from ocrstack.api.security import diskfull
+
+    why = diskfull.unavailable()
+    if why is not None:
+        pytest.skip(why)
+    table = Table()
+    diskfull.run(table, tmp_path)
+    (row,) = table.rows
+    assert row.held, row.observed
+    assert "answered 507" in row.observed and "while full 503" in row.observed

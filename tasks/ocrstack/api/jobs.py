@@ -258,7 +258,8 @@ def page_image(job_id: str, page: int, svc: ServiceDep) -> Response:
 @router.delete("/v1/jobs/{job_id}", response_model=Deleted, responses=errors(401, 404))
 def delete_job(job_id: str, svc: ServiceDep) -> dict:
     """Cancel a queued/running job, or delete a finished one with its files."""
-    get_job(svc, job_id)
+    if get_job(svc, job_id).state == "queued":  # its files first: space on a full data dir
+        shutil.rmtree(svc.store.job_dir(job_id), ignore_errors=True)
     before = svc.store.cancel(job_id)
     if before in ("queued", "running"):
         svc.worker.cancel(job_id)

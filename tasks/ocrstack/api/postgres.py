@@ -290,7 +290,8 @@ class PostgresJobStore(JobFiles):
         return self._do(op)
 
     def delete(self, job_id: str) -> None:
-        """Delete the job's record, page runs and directory."""
+        """Delete the job's directory, then its record and page runs (files first, as the SQLite
+        store does: a DELETE frees a full data dir's space even when the record's write fails)."""
         import shutil
 
         def op(conn: psycopg.Connection) -> None:
@@ -298,8 +299,8 @@ class PostgresJobStore(JobFiles):
                 conn.execute("DELETE FROM jobs WHERE id=%s", (job_id,))
                 conn.execute("DELETE FROM page_runs WHERE job_id=%s", (job_id,))
 
-        self._do(op)
         shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+        self._do(op)
 
     def recover(self) -> int:
         """Requeue running jobs whose lease expired; drop partial uploads older than an hour."""

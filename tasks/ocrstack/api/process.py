@@ -29,6 +29,8 @@ class ServiceProcess:
         log: file receiving the child's stdout+stderr (appended).
         env: variables set for the child on top of this process's environment (a secret such as
             ``OCRSTACK_WEBHOOK_SECRET`` goes here, not on its command line).
+        wrap: an argument list the service's own is appended to (a program that sets up the
+            child's world and then execs it, e.g. ``unshare`` with a tmpfs data dir).
     """
 
     def __init__(
@@ -37,10 +39,12 @@ class ServiceProcess:
         args: Sequence[str] = (),
         log: Path | None = None,
         env: Mapping[str, str] | None = None,
+        wrap: Sequence[str] = (),
     ) -> None:
         self.data_dir = Path(data_dir)
         self.args = list(args)
         self.env = dict(env or {})
+        self.wrap = list(wrap)
         self.log = log or self.data_dir.parent / "service.log"
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
@@ -52,7 +56,7 @@ class ServiceProcess:
             ServerUnreachable: the process exited or did not become ready within ``timeout``.
         """
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "ocrstack", "api", "serve", "--port", "0",
+        cmd = [*self.wrap, sys.executable, "-m", "ocrstack", "api", "serve", "--port", "0",
                "--data-dir", str(self.data_dir), *self.args]  # fmt: skip
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(

@@ -314,11 +314,12 @@ class JobStore(JobFiles):
         return str(row["state"])
 
     def delete(self, job_id: str) -> None:
-        """Delete the job's record, page runs and directory."""
+        """Delete the job's directory, then its record and page runs: the files go first, so a
+        DELETE on a full data dir frees the space the database's own write then needs."""
+        shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
         with self._lock:
             self._db.execute("DELETE FROM jobs WHERE id=?", (job_id,))
             self._db.execute("DELETE FROM page_runs WHERE job_id=?", (job_id,))
-        shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
 
     def recover(self) -> int:
         """Requeue jobs a killed server left ``running``; drop stale partial uploads. Returns the count."""

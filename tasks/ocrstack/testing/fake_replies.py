@@ -109,6 +109,9 @@ class Drip:
     def flush(self) -> None:
         self.inner.flush()
 
+    def close(self) -> None:
+        self.inner.close()
+
     @property
     def closed(self) -> bool:
         return bool(self.inner.closed)

@@ -7,6 +7,8 @@ whether it held.
   (``/health`` latency measured while each such job runs: the done-when's "answerable within
   1 s"), DELETE of a blocked job, cost bounds, cross-origin and Host checks, invented methods,
   security headers, then a grep of every answer, the log and the data dir for the secret.
+* :mod:`~ocrstack.api.security.diskfull`: a service whose data dir is a 4 MiB tmpfs (its own
+  mount namespace) filled by uploads: 507, ``/health`` answered, ``/ready`` 503, recovery.
 * :mod:`~ocrstack.api.security.local`: the text rules on 10^5 vs 10^6-letter runs (a ratio, not a
   wall-clock bound), a CLI batch with a non-UTF-8 and a 240-character name and an unpaired
   surrogate, and a damaged job database refused at start.
@@ -76,7 +78,7 @@ class Table:
 def run(workdir: Path | None = None) -> Table:
     """Run every case (local ones first, then the service's); inputs, data and logs under
     ``workdir`` (a temporary directory, removed, when None)."""
-    from ocrstack.api.security import local, service
+    from ocrstack.api.security import diskfull, local, service
 
     table = Table()
     with tempfile.TemporaryDirectory(prefix="ocrstack-security-") as tmp:
@@ -84,4 +86,5 @@ def run(workdir: Path | None = None) -> Table:
         root.mkdir(parents=True, exist_ok=True)
         local.run(table, root / "local")
         service.run(table, root / "service")
+        diskfull.run(table, root / "diskfull")
     return table

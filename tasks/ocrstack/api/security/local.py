@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from ocrstack.api.security import Table
 from ocrstack.testing.fake_openai import FakeOpenAIServer
@@ -81,7 +81,9 @@ def _hostile_batch(root: Path) -> tuple[str, bool]:
     names = [b"caf\xe9.png", b"x" * 236 + b".png", b"plain.png"]
     try:
         for name in names:
-            Image.new("RGB", (120, 60), "white").save(os.path.join(src, name))
+            page = Image.new("RGB", (120, 60), "white")
+            ImageDraw.Draw(page).text((10, 20), "page", fill="black")  # ink: a blank page is not read
+            page.save(os.path.join(src, name))
     except OSError as exc:  # a file system that takes only UTF-8 names
         return f"not tried: the file system refuses the names ({exc})", True
     out = root / "out"

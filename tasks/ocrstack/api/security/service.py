@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from ocrstack.api.process import ServiceProcess
 from ocrstack.api.security import Table
@@ -129,7 +129,9 @@ def _row(body: dict, seconds: float, slowest: float, within: float) -> tuple[str
 def run(table: Table, root: Path) -> None:
     """Add the service cases to ``table``; data, log and inputs under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
-    Image.new("RGB", (160, 80), "white").save(root / "page.png")
+    page = Image.new("RGB", (160, 80), "white")
+    ImageDraw.Draw(page).text((10, 30), "a page", fill="black")  # ink: a blank page is not read
+    page.save(root / "page.png")
     good = FakeOpenAIServer().start()
     dying = FakeOpenAIServer(latency=5.0, probe_latency=0.0).start()
     try:
