@@ -94,7 +94,14 @@ def test_blocks_of_a_generated_page(tmp_path: Path):
     blocks = layer_blocks(layer)
     cats = [b.category for b in blocks]
     # a title in its own font; a larger line in the body font is text
-    assert cats == [Category.TITLE, Category.TEXT, Category.TEXT, Category.TEXT, Category.TEXT, Category.PAGE_NUMBER]
+    assert cats == [
+        Category.TITLE,
+        Category.TEXT,
+        Category.TEXT,
+        Category.TEXT,
+        Category.TEXT,
+        Category.PAGE_NUMBER,
+    ]
     assert all(b.label == "text-layer" and b.score == 1.0 for b in blocks)
     # the first paragraph's box holds its three lines, not the indented fourth
     first = blocks[2].bbox
@@ -151,5 +158,7 @@ def test_building_the_default_parser_imports_no_layout_runtime():
         "assert p.layout.model.is_file()\n"
         "print(sorted(m for m in ('rapid_layout', 'onnxruntime', 'openvino') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "[]", out.stderr

@@ -165,8 +165,8 @@ def table_rows(tools: dict[str, Tool]) -> list[Row]:
                 "",
                 detail=f"cold s/file {_ratio(median(ours.cold_s), median(t.cold_s))}, warm s/page "
                 f"{_ratio(ours.warm_s_per_page(), t.warm_s_per_page())}, cold peak RSS "
-                f"{_ratio(max(ours.cold_rss_kib), max(t.cold_rss_kib))}, recall {ours.mean(1) - t.mean(1):+.3f}, "
-                f"order {ours.mean(3) - t.mean(3):+.3f}",
+                f"{_ratio(max(ours.cold_rss_kib), max(t.cold_rss_kib))}, "
+                f"recall {ours.mean(1) - t.mean(1):+.3f}, order {ours.mean(3) - t.mean(3):+.3f}",
             )
         )
     for peer, mode, value in (

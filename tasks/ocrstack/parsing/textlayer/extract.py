@@ -21,7 +21,8 @@ Every character PDFium's text page holds is returned in content-stream order wit
 The page's image objects are returned with their painting order as well, so
 :mod:`ocrstack.parsing.textlayer.soundness` can tell text painted over by a later image; the
 bounds of its path objects and the count of its form XObjects tell a page of plain text
-(:mod:`ocrstack.parsing.textlayer.plain`). Objects nested inside form XObjects are not walked: their characters get ``z = -1``.
+(:mod:`ocrstack.parsing.textlayer.plain`). Objects nested inside form XObjects are not walked:
+their characters get ``z = -1``.
 
 PDFium is not thread-safe: every call here holds :data:`ocrstack.parsing.documents.PDFIUM_LOCK`.
 """
