@@ -39,8 +39,8 @@ def verify(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks with their targets: client overhead, endpoint scaling, peak RSS, embedded pages/s."""
-    _install(session, "dev")
+    """Benchmarks with their targets: overhead, scaling, peak RSS, embedded and born-digital peers."""
+    _install(session, "bench")  # dev + pymupdf4llm and markitdown, the peers of issue 21
     session.run("ocrstack", "bench", *session.posargs)
 
 

@@ -24,6 +24,7 @@ EXTRAS = {
     "api": ("fastapi", "starlette", "uvicorn", "python_multipart", "multipart"),
     "ray": ("ray",),
     "tf": ("torch", "torchvision", "transformers", "accelerate"),
+    "bench": ("pymupdf", "pymupdf4llm", "markitdown"),  # peers of `nox -s bench` only (issue 21)
 }
 BLOCKER = """
 import importlib.abc, sys

@@ -23,6 +23,7 @@ def test_quick_values_with_the_given_flags_on_top(tmp_path: Path) -> None:
     quick = _parse("--quick", "--endpoints", "1,4", "--no-embedded", "--workdir", str(tmp_path))
     assert quick == BenchOptions.quick(endpoints=(1, 4), embedded=False, workdir=tmp_path.absolute())
     assert _parse("--latency", "0.3").latency == 0.3
+    assert _parse("--only", "peers, rss").only == ("peers", "rss")
 
 
 @pytest.mark.parametrize(
@@ -32,6 +33,7 @@ def test_quick_values_with_the_given_flags_on_top(tmp_path: Path) -> None:
         (("--latency", "x"), "--latency: 'x' is not a valid float"),
         (("--endpoints", "1,x"), "--endpoints: expected comma-separated positive integers, got '1,x'"),
         (("--rss-pages", "5"), "--rss-pages takes at least two numbers"),
+        (("--only", "peers,nope"), "--only: unknown section nope"),
     ],
 )
 def test_bad_values_are_usage_errors(argv: tuple[str, ...], message: str) -> None:

@@ -119,6 +119,8 @@ def test_openvino_f32_layout_gives_onnxruntimes_blocks_on_corpus_pages(corpus):
     from ocrstack.parsing.layout.rapid import RapidLayoutProvider
 
     ov, ort = RapidLayoutProvider(), RapidLayoutProvider(runtime="onnxruntime")
+    assert (ov.model_info()["runtime"], ort.model_info()["runtime"]) == ("not loaded", "not loaded")
+    assert ov._engine and ort._engine  # the model loads on first use
     assert (ov.model_info()["runtime"], ort.model_info()["runtime"]) == ("openvino-f32", "onnxruntime")
     names = ("en_twocol_ltnews24.pdf", "math_zh_gaokao_exam.pdf", "tables_booktabs_ruled_vs_booktabs.pdf")
     for name in names:
@@ -135,5 +137,6 @@ def test_without_openvino_the_layout_runs_on_onnxruntime(monkeypatch):
 
     monkeypatch.setattr(ov_session, "core", lambda: None)
     provider = RapidLayoutProvider()
+    assert provider._engine.model_handler.model_processors.session is provider._engine.session
     assert provider.model_info()["runtime"] == "onnxruntime"
     assert provider._engine.model_handler.model_processors.session is provider._engine.session

@@ -26,6 +26,10 @@ Rows (targets from issue 3; the benchmark reports, it does not assert):
 * ``en|zh METHOD`` + target rows: the side-by-side table of issue 11 over the born-digital dev
   corpus (ocrstack auto / off / off before issue 11, rapidocr whole page, tesseract, text layer;
   recall, precision, order, s/page) and its targets (:mod:`~ocrstack.bench.accuracy_table`).
+* ``born-digital TOOL cold|warm`` + ratio and memory rows: ocrstack beside pymupdf4llm (default
+  and legacy mode) and markitdown over the born-digital dev corpus, cold (a process per file) and
+  warm, peak RSS, fidelity scored as the issue 11 table; born-digital peak RSS and 300- vs
+  10-page s/page (issue 21; :mod:`~ocrstack.bench.peers`).
 * ``ray/local N servers``: ``--ray`` pages/s over the local dispatcher's for 1, 2, 4 servers, and
   Ray's own scaling (issue 13; :mod:`~ocrstack.bench.scaleout`; a not-run row without Ray).
 * ``ray cold/warm/local``: ``--ray-address`` against a running ``ray start`` cluster, its first and
@@ -42,7 +46,7 @@ Modules: :mod:`~ocrstack.bench.results` (options, rows, table), :mod:`~ocrstack.
 
 Run: ``ocrstack bench`` (a few minutes on 2 cores), ``ocrstack bench --quick``
 (smoke run, seconds, smaller figures that are not comparable with the targets),
-``--json`` for machine-readable output.
+``--json`` for machine-readable output, ``--only peers`` (or other section names) for some sections.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ def run(opts: BenchOptions) -> BenchResult:
     from ocrstack.bench.embedded import embedded_rows
     from ocrstack.bench.faults import fault_rows, routing_rows
     from ocrstack.bench.overhead import overhead_rows
+    from ocrstack.bench.peers import peer_rows
     from ocrstack.bench.rss import rss_rows
     from ocrstack.bench.scaleout import scaleout_rows, warm_cluster_rows
     from ocrstack.bench.scaling import scaling_rows
@@ -93,18 +98,21 @@ def run(opts: BenchOptions) -> BenchResult:
     result = BenchResult(options={k: v for k, v in asdict(opts).items() if k != "workdir"})
     with _workdir(opts.workdir) as work:
         sections = [
-            ("client overhead", overhead_rows),
-            ("throughput", scaling_rows),
-            ("peak RSS", rss_rows),
-            ("ray vs local dispatcher", scaleout_rows),
-            ("ray cluster warm vs local", warm_cluster_rows),
-            ("faults", fault_rows),
-            ("routing", routing_rows),
+            ("overhead", "client overhead", overhead_rows),
+            ("throughput", "throughput", scaling_rows),
+            ("rss", "peak RSS", rss_rows),
+            ("ray", "ray vs local dispatcher", scaleout_rows),
+            ("ray-cluster", "ray cluster warm vs local", warm_cluster_rows),
+            ("faults", "faults", fault_rows),
+            ("routing", "routing", routing_rows),
         ]
         if opts.embedded:
-            sections.append(("embedded default pages/s", embedded_rows))
-            sections.append(("side-by-side OCR table", accuracy_rows))
-        for name, fn in sections:
+            sections.append(("embedded", "embedded default pages/s", embedded_rows))
+            sections.append(("accuracy", "side-by-side OCR table", accuracy_rows))
+            sections.append(("peers", "born-digital peers", peer_rows))
+        for key, name, fn in sections:
+            if opts.only and key not in opts.only:
+                continue
             try:
                 result.rows.extend(fn(opts, work))
             except ImportError as exc:

@@ -55,6 +55,27 @@ def seconds(text: str) -> float:
     return value
 
 
+#: Section names of ``ocrstack bench`` (``--only``), in the order they run.
+SECTIONS = (
+    "overhead", "throughput", "rss", "ray", "ray-cluster", "faults", "routing", "embedded", "accuracy", "peers"
+)
+
+
+def sections(text: str) -> tuple[str, ...]:
+    """Converter for ``--only``: comma-separated names of :data:`SECTIONS`.
+
+    Raises:
+        UsageError: an unknown or no name.
+    """
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [n for n in names if n not in SECTIONS]
+    if bad or not names:
+        raise UsageError(
+            f"--only: unknown section {', '.join(bad) or repr(text)}", f"use names of: {', '.join(SECTIONS)}"
+        )
+    return names
+
+
 def absolute(text: str) -> Path:
     """Converter for ``--workdir``: the path made absolute against the current directory."""
     return Path(text).absolute()
@@ -71,7 +92,7 @@ class BenchOptions:
     (last); ``embedded_pages`` the pages parsed by the embedded default (rapidocr; its row needs
     rapidocr + rapid-layout); ``concurrency`` the ``--concurrency`` of the pipelined runs
     (ParseOptions default); ``dpi`` the render resolution; ``workdir`` None is a temporary
-    directory.
+    directory; ``only`` the sections to run (empty: all).
     """
 
     quick_mode: bool = opt.option(
@@ -104,6 +125,13 @@ class BenchOptions:
     embedded: bool = opt.option(True, flags=("--no-embedded",), help="skip the embedded rapidocr row")
     workdir: Path | None = opt.option(
         None, flags=("--workdir",), convert=absolute, help="keep PDFs, logs and outputs here"
+    )
+    only: tuple[str, ...] = opt.option(
+        (),
+        flags=("--only",),
+        convert=sections,
+        example="peers",
+        help=f"run only these sections, comma-separated: {', '.join(SECTIONS)}",
     )
 
     @classmethod

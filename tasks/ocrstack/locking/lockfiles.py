@@ -23,6 +23,8 @@ from ocrstack.core.errors import ConfigError
 EXPORTS: dict[str, tuple[str, ...]] = {
     "sdk": ("sdk", "api", "ray"),
     "dev": ("sdk", "api", "ray", "tf", "test"),
+    # dev plus the peers of the born-digital side-by-side table (issue 21): `nox -s bench`
+    "bench": ("sdk", "api", "ray", "tf", "test", "bench"),
 }
 
 

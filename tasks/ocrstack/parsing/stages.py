@@ -19,8 +19,9 @@ and whether it is part of :attr:`~Stage.recognition` (scale-out runs those where
 is, the others where the layout model is: :mod:`ocrstack.scaleout.workers`).
 :meth:`Parser.parse_page` runs every stage and records its seconds (with ``total``; the pipeline
 adds ``render``). On a PDF page with ``--text-layer auto|on`` and an in-process layout model, the
-layout runs on a second thread from the start, beside the ``textlayer`` stage (the two need
-nothing from each other); ``layout`` then records the wait.
+layout runs on a second thread once the layer is read, beside the OCR sample; ``layout`` then
+records the wait. A plain-text page with a sound layer takes its blocks from the layer, no model
+(issue 21; :mod:`ocrstack.parsing.textlayer.plain`, where the provider allows it).
 
 Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
 strings, no ``getattr`` hooks).
@@ -46,6 +47,7 @@ from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions, TextLayerMode, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.parsing.reading_order import order_blocks
+from ocrstack.parsing.textlayer import plain
 from ocrstack.parsing.textlayer import stage as textlayer
 from ocrstack.parsing.textlayer.extract import PageText
 from ocrstack.parsing.textlayer.soundness import Verdict
@@ -72,10 +74,11 @@ class PageState:
         result: the page result, made by ``order`` and completed by ``figures``.
         layer: the page's text layer when ``textlayer`` judged it usable, else None.
         verdict: the ``textlayer`` verdict (None before that stage).
-        early: (page, future of its layout) started by :meth:`Parser.parse_page` before the
-            ``textlayer`` stage; ``layout`` uses it when ``orient`` left that page as it was.
+        early: (page, future of its layout) started by ``textlayer`` before the OCR sample
+            (:meth:`Parser.start_layout`); ``layout`` uses it when ``orient`` left the page as it was.
         blank: set by ``textlayer``: no usable text layer and no ink on the page
             (:mod:`ocrstack.parsing.ink`); ``orient``, ``layout`` and ``recognise`` then do nothing.
+        plain: plain text with a sound layer, blocks from the layer (:mod:`.textlayer.plain`).
     """
 
     page: PageImage
@@ -88,6 +91,7 @@ class PageState:
     verdict: Verdict | None = None
     early: tuple[PageImage, Future] | None = None
     blank: bool = False
+    plain: bool = False
 
 
 class Parser:
@@ -156,15 +160,6 @@ class Parser:
         go to ``result.timings``. Figure crops (and overlays with ``save_layout_images``) are
         written under ``paths.files_dir`` when ``paths`` is given."""
         state = PageState(page=page, paths=paths)
-        if (
-            self.options.text_layer != TextLayerMode.OFF
-            and page.dpi is not None
-            and not self.layout.remote
-            and ink.has_ink(page.image)
-        ):
-            # the layout model does not need the text layer: run it on another core meanwhile
-            # (a PDF page; with the text layer judged sound, ``orient`` leaves the page as it is)
-            state.early = (page, self._layout_pool().submit(self.layout.detect, page))
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         for stage in STAGES:
@@ -180,6 +175,18 @@ class Parser:
     def checkpoint(self) -> None:
         """Called before each stage of :meth:`parse_page`; a subclass raises here to stop the page
         (the HTTP service's cancelled job, :mod:`ocrstack.api.worker`). Default: nothing."""
+
+    def start_layout(self, s: PageState) -> None:
+        """Start the layout of ``s.page`` on another core (a PDF page with ink, ``--text-layer
+        auto|on``, an in-process model): it does not need the text layer, so it runs beside the OCR
+        sample; with the layer judged sound ``orient`` leaves the page as it is."""
+        if (
+            self.options.text_layer != TextLayerMode.OFF
+            and s.page.dpi is not None
+            and not self.layout.remote
+            and ink.has_ink(s.page.image)
+        ):
+            s.early = (s.page, self._layout_pool().submit(self.layout.detect, s.page))
 
     def _layout_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -210,6 +217,14 @@ class TextLayer(Stage):
     def __call__(self, parser: Parser, s: PageState) -> None:
         mode = parser.options.text_layer
         layer, verdict = textlayer.read_page(s.page, mode, parser.options.password)
+        s.plain = bool(
+            layer is not None
+            and verdict.sound
+            and parser.layout.plain_pages_from_layer
+            and plain.plain_reason(layer, verdict, s.page.dpi or 72.0) is None
+        )
+        if not s.plain:
+            parser.start_layout(s)
         if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
             memo = parser.checked_fonts
             key = memo.key(s.page)
@@ -221,6 +236,7 @@ class TextLayer(Stage):
         if s.layer is None and not ink.has_ink(s.page.image):
             s.blank = True
             s.page = dataclasses.replace(s.page, notes=(*s.page.notes, ink.BLANK_NOTE))
+        s.plain = s.plain and s.layer is not None
 
 
 class Orient(Stage):
@@ -234,7 +250,8 @@ class Orient(Stage):
 
 
 class Layout(Stage):
-    """Find the page's blocks (the layout started early is used when the page was not turned)."""
+    """Find the page's blocks: from the text layer on a plain page (:mod:`~ocrstack.parsing.textlayer.plain`),
+    else the layout started early when the page was not turned, else the layout provider."""
 
     name = "layout"
 
@@ -242,6 +259,8 @@ class Layout(Stage):
         early, s.early = s.early, None
         if s.blank:
             s.blocks = []
+        elif s.plain and s.layer is not None:  # plain text: the layer gives the blocks, no model
+            s.blocks = plain.layer_blocks(s.layer)
         elif early is not None and early[0] is s.page:
             s.blocks = early[1].result()
         else:
@@ -335,7 +354,7 @@ class Order(Stage):
         s.result = PageResult(
             index=s.page.index,
             size=s.page.size,
-            dpi=image_dpi(s.page),
+            dpi=documents.image_dpi(s.page),
             rotation=s.rotation,
             blocks=s.blocks,
             structured=parser.recognizer.structured,
@@ -377,23 +396,3 @@ STAGES: tuple[Stage, ...] = (
     Order(),
     Figures(),
 )
-
-
-def image_dpi(page: PageImage) -> float | None:
-    """Resolution to record for ``page``: the render DPI of a PDF page, else the DPI the raster
-    file declares (Pillow's ``info["dpi"]``), else None.
-
-    Non-square pixels were resampled by :mod:`ocrstack.parsing.documents` to the higher of the two
-    values, so that one is the page's DPI; values documents ignores as implausible (axis
-    ratio over ``documents.MAX_DPI_RATIO``) or not positive give None.
-    """
-    if page.dpi is not None:
-        return page.dpi
-    raw = page.image.info.get("dpi")
-    try:
-        x, y = (float(v) for v in raw)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        return None
-    if x <= 0 or y <= 0 or max(x, y) / min(x, y) > documents.MAX_DPI_RATIO:
-        return None
-    return max(x, y)

@@ -61,10 +61,12 @@ __all__ = [
     "count_pages",
     "expand_inputs",
     "file_sha256",
+    "image_dpi",
     "iter_pages",
     "parse_page_range",
     "sniff",
 ]
+
 
 def count_pages(path: Path, password: str | None = None) -> int:
     """Number of pages of a PDF, frames of a (multi-page) TIFF, or 1 for other images.
@@ -116,3 +118,23 @@ def iter_pages(
         yield from pdf.iter_pdf(path, pages, dpi, password, max_pixels, limit, sha)
     else:
         yield from raster.iter_image(path, pages, max_pixels, limit, sha)
+
+
+def image_dpi(page: PageImage) -> float | None:
+    """Resolution to record for ``page``: the render DPI of a PDF page, else the DPI the raster
+    file declares (Pillow's ``info["dpi"]``), else None.
+
+    Non-square pixels were resampled by this package to the higher of the two
+    values, so that one is the page's DPI; values documents ignores as implausible (axis
+    ratio over ``MAX_DPI_RATIO``) or not positive give None.
+    """
+    if page.dpi is not None:
+        return page.dpi
+    raw = page.image.info.get("dpi")
+    try:
+        x, y = (float(v) for v in raw)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        return None
+    if x <= 0 or y <= 0 or max(x, y) / min(x, y) > MAX_DPI_RATIO:
+        return None
+    return max(x, y)

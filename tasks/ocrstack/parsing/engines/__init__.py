@@ -58,6 +58,10 @@ class LayoutProvider(Engine):
 
     #: True when the provider's ``order`` is a reading order to keep (else geometric ordering).
     gives_order: bool = False
+    #: True when a page of plain text with a sound text layer may take its blocks from the layer
+    #: instead of this provider (:mod:`ocrstack.parsing.textlayer.plain`, issue 21: the embedded
+    #: default's model costs more than such a page needs). False: every page goes to ``detect``.
+    plain_pages_from_layer: bool = False
 
     def detect(self, page: PageImage) -> list[Block]:
         """Return blocks with bbox (page pixels), category, score and ``order`` (0-based)."""

