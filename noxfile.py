@@ -46,8 +46,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def load(session: nox.Session) -> None:
-    """Bounded load/fault runs of the HTTP API on 127.0.0.1: 50 jobs, status p99, SIGKILL + restart,
-    RSS; then the replica fault table (1/2/3 replicas on a private PostgreSQL, issue 23)."""
+    """API load/fault runs on 127.0.0.1, then the 1/2/3-replica PostgreSQL fault table (issue 23)."""
     _install(session, "dev")
     session.run("ocrstack", "api", "load", *session.posargs)
     session.run("ocrstack", "api", "replicas")
@@ -63,8 +62,7 @@ def heavy(session: nox.Session) -> None:
 
 @nox.session
 def security(session: nox.Session) -> None:
-    """The issue-25 attack table on 127.0.0.1 (hostile inputs, clients, recognizers): case, expected,
-    observed, held/FAILED."""
+    """The issue-25 attack table on 127.0.0.1: case, expected, observed, held/FAILED."""
     _install(session, "dev")
     session.run("ocrstack", "api", "security", *session.posargs)
 
