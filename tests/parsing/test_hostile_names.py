@@ -16,11 +16,11 @@ import os
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from ocrstack.cli import main
 from ocrstack.parsing import outputs
 from ocrstack.testing.fake_openai import FakeOpenAIServer
+from support.inputs import paper
 
 pytestmark = [pytest.mark.server]  # a fake server on 127.0.0.1
 
@@ -39,7 +39,7 @@ def test_a_batch_with_a_non_utf8_and_a_240_character_name_is_parsed_whole(tmp_pa
     names = [b"caf\xe9.png", b"x" * 236 + b".png", b"plain.png"]
     try:
         for name in names:
-            Image.new("RGB", (120, 60), "white").save(os.path.join(src, name))
+            paper((120, 60)).save(os.path.join(src, name))
     except OSError as exc:  # a file system that takes only UTF-8 names (macOS APFS)
         pytest.skip(f"this file system refuses the names: {exc}")
     out = tmp_path / "out"
@@ -56,7 +56,7 @@ def test_a_batch_with_a_non_utf8_and_a_240_character_name_is_parsed_whole(tmp_pa
 
 def test_an_unpaired_surrogate_in_block_text_is_written_as_replacement_character(tmp_path: Path) -> None:
     doc = tmp_path / "page.png"
-    Image.new("RGB", (120, 60), "white").save(doc)
+    paper((120, 60)).save(doc)
     out = tmp_path / "out"
     with FakeOpenAIServer(reply=lambda body, size: "left \ud800 right") as srv:  # JSON "\ud800"
         code, err = _parse([str(doc)], out, srv.url)

@@ -57,8 +57,9 @@ def seconds(text: str) -> float:
 
 #: Section names of ``ocrstack bench`` (``--only``), in the order they run.
 SECTIONS = (
-    "overhead", "throughput", "rss", "ray", "ray-cluster", "faults", "routing", "embedded", "accuracy", "peers"
-)
+    "overhead", "throughput", "rss", "ray", "ray-cluster", "faults", "routing", "embedded", "accuracy",
+    "peers",
+)  # fmt: skip
 
 
 def sections(text: str) -> tuple[str, ...]:
