@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing import layout
 from ocrstack.parsing.layout.labels import tables
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import PageImage
+from support.inputs import paper
 
 #: id2label of the released PP-DocLayoutV3 checkpoint (25 classes).
 LABELS = [
@@ -68,7 +68,7 @@ def tiny_checkpoint(tmp_path_factory) -> Path:
 
 
 def _page(w=400, h=600) -> PageImage:
-    return PageImage("x.png", 0, Image.new("RGB", (w, h), "white"), None, "0" * 64)
+    return PageImage("x.png", 0, paper((w, h)), None, "0" * 64)  # ink: a blank page is not laid out
 
 
 def test_label_table_covers_every_pp_doclayout_v3_class():
