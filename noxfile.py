@@ -112,6 +112,6 @@ def olmocr(session: nox.Session) -> None:
     _install(session, "dev")
     scorer = f"{session.virtualenv.location}/olmocr-scorer"
     session.run("python", "-m", "venv", "--clear", scorer)
-    pip = [f"{scorer}/bin/python", "-m", "pip", "install", "--require-hashes", "--no-deps", "-r", "envs/olmocr.txt"]
-    session.run(*pip, external=True)
+    pip = [f"{scorer}/bin/python", "-m", "pip", "install", "--require-hashes", "--no-deps"]
+    session.run(*pip, "-r", "envs/olmocr.txt", external=True)
     session.run("ocrstack", "quality", "olmocr", "--scorer-python", f"{scorer}/bin/python", *session.posargs)

@@ -57,10 +57,22 @@ def test_markdown_words_per_page_ignores_comments_tags_and_markup() -> None:
         (0, "", [5, 0], {0: 4}, "ok"),
         (0, "", [5, 3], {0: 4, 1: 0}, "EMPTIED p2"),
         (7, "doc.pdf: partial (1 failed block)", [5], {0: 4}, "partial: doc.pdf: partial (1 failed block)"),
-        (3, "x\ndoc.pdf: cannot open -- fix: check it", [], {}, "failed: doc.pdf: cannot open -- fix: check it"),
+        (
+            3,
+            "x\ndoc.pdf: cannot open -- fix: check it",
+            [],
+            {},
+            "failed: doc.pdf: cannot open -- fix: check it",
+        ),
         (None, "", [5], {}, "timeout"),
         (-11, "", [5], {}, "crash: exit -11: (no message)"),
-        (1, "Traceback (most recent call last):\nValueError: boom", [5], {}, "crash: exit 1: ValueError: boom"),
+        (
+            1,
+            "Traceback (most recent call last):\nValueError: boom",
+            [5],
+            {},
+            "crash: exit 1: ValueError: boom",
+        ),
     ],
 )
 def test_outcome_classifies_each_end(rc, stderr, ref, words, outcome) -> None:

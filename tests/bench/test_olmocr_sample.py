@@ -21,7 +21,8 @@ def test_split_pages_at_markers() -> None:
 
 def test_table_marks_math_not_run_and_lists_failed_rows() -> None:
     table = olmocr_sample.SampleTable(
-        counts={"tool": {"present": [3, 4], "baseline": [2, 2], "dataset": [3, 4]}}, not_run={"peer": "no module"}
+        counts={"tool": {"present": [3, 4], "baseline": [2, 2], "dataset": [3, 4]}},
+        not_run={"peer": "no module"},
     )
     text = table.to_text()
     assert "| tool | 3/4 | - | - | - | not run (no browser) | 2/2 | - | 3/4 |" in text
@@ -37,7 +38,9 @@ def test_a_missing_sample_is_a_config_error(tmp_path: Path) -> None:
 def _scorer_python() -> str:
     python = os.environ.get("OCRSTACK_OLMOCR_PYTHON", "")
     if not python or not Path(python).is_file():
-        pytest.skip("set OCRSTACK_OLMOCR_PYTHON to a Python with envs/olmocr.txt installed (nox -s olmocr makes one)")
+        pytest.skip(
+            "set OCRSTACK_OLMOCR_PYTHON to a Python with envs/olmocr.txt installed (nox -s olmocr makes one)"
+        )
     return python
 
 
@@ -66,7 +69,9 @@ def test_candidates_scored_by_the_olmocr_package(tmp_path: Path) -> None:
     def absent(pdfs, work):
         raise ImportError("no module named peer")
 
-    table = olmocr_sample.run_table(sample, tmp_path / "w", python, rows={"good": good, "bad": bad, "peer": absent})
+    table = olmocr_sample.run_table(
+        sample, tmp_path / "w", python, rows={"good": good, "bad": bad, "peer": absent}
+    )
     assert table.counts["good"]["present"] == [2, 2] and table.counts["good"]["absent"] == [1, 1]
     assert table.counts["good"]["baseline"] == [2, 2] and table.counts["good"]["dataset"] == [3, 3]
     assert table.counts["bad"]["present"] == [0, 2] and table.counts["bad"]["absent"] == [0, 1]

@@ -32,7 +32,9 @@ def test_script_share_counts_letters_only() -> None:
 
 
 def test_arabic_layer_is_not_judged_by_a_latin_cjk_recognizer() -> None:
-    pt = PageText(chars=_chars("انواع الخطوط العربية") + _chars("انواع الخطوط العربية", y=40), size=(400, 100))
+    pt = PageText(
+        chars=_chars("انواع الخطوط العربية") + _chars("انواع الخطوط العربية", y=40), size=(400, 100)
+    )
     calls: list[int] = []
     v, agreed = check_sample(pt, Verdict(True), _garbage_reader(calls), Image.new("RGB", pt.size, "white"))
     assert v.sound and v.agreement is None and calls == [] and agreed == set()
@@ -40,16 +42,22 @@ def test_arabic_layer_is_not_judged_by_a_latin_cjk_recognizer() -> None:
 
 
 def test_unembedded_cjk_font_is_not_judged_but_a_latin_one_still_is() -> None:
-    cjk = PageText(chars=_chars("关于红军作战的原则对国防问题", font="SimSun"), size=(400, 100), unembedded={"SimSun"})
+    cjk = PageText(
+        chars=_chars("关于红军作战的原则对国防问题", font="SimSun"), size=(400, 100), unembedded={"SimSun"}
+    )
     calls: list[int] = []
     v, _ = check_sample(cjk, Verdict(True), _garbage_reader(calls), Image.new("RGB", cjk.size, "white"))
     assert v.sound and calls == [] and "not embedded" in v.sample_note
     # the same text in an embedded font is drawn, so OCR's disagreement counts
     embedded = PageText(chars=_chars("关于红军作战的原则对国防问题", font="SimSun"), size=(400, 100))
-    v, _ = check_sample(embedded, Verdict(True), _garbage_reader(calls), Image.new("RGB", embedded.size, "white"))
+    v, _ = check_sample(
+        embedded, Verdict(True), _garbage_reader(calls), Image.new("RGB", embedded.size, "white")
+    )
     assert not v.sound and calls
     # a Latin run in a base-14 font PDFium substitutes is still sampled (and rejected when wrong)
-    latin = PageText(chars=_chars("Helvetica words here", font="Helvetica"), size=(400, 100), unembedded={"Helvetica"})
+    latin = PageText(
+        chars=_chars("Helvetica words here", font="Helvetica"), size=(400, 100), unembedded={"Helvetica"}
+    )
     assert ocr_can_judge("Helvetica words here", frozenset({"Helvetica"}), latin.unembedded) is None
     v, _ = check_sample(latin, Verdict(True), _garbage_reader(calls), Image.new("RGB", latin.size, "white"))
     assert not v.sound

@@ -55,13 +55,24 @@ class HardPdfOptions:
         False, flags=("--fetch",), help="first download the manifest's files missing from DIR (network)"
     )
     timeout: float = opt.option(
-        300.0, flags=("--timeout",), convert=float, above=0, example="300", help="seconds per file (default 300)"
+        300.0,
+        flags=("--timeout",),
+        convert=float,
+        above=0,
+        example="300",
+        help="seconds per file (default 300)",
     )
     text_layer: str = opt.option(
-        "auto", flags=("--text-layer",), choices=("auto", "on", "off"), help="parse's --text-layer (default auto)"
+        "auto",
+        flags=("--text-layer",),
+        choices=("auto", "on", "off"),
+        help="parse's --text-layer (default auto)",
     )
     workdir: Path | None = opt.option(
-        None, flags=("--workdir",), convert=opt.path, help="keep the outputs here (default: a temporary directory)"
+        None,
+        flags=("--workdir",),
+        convert=opt.path,
+        help="keep the outputs here (default: a temporary directory)",
     )
 
 
@@ -155,7 +166,8 @@ class Batch:
     def to_json(self) -> str:
         """The rows as JSON (a list of objects) with the verdict."""
         return json.dumps(
-            {"pdftotext": self.pdftotext, "rows": [asdict(r) for r in self.rows], "bad": len(self.bad)}, indent=1
+            {"pdftotext": self.pdftotext, "rows": [asdict(r) for r in self.rows], "bad": len(self.bad)},
+            indent=1,
         )
 
     def to_text(self) -> str:
@@ -168,7 +180,8 @@ class Batch:
         for r in self.rows:
             ptt = "-" if r.pdftotext is None else str(r.pdftotext)
             lines.append(
-                f"| {r.file} | {r.pages} | {r.pdfium} | {ptt} | {r.ocrstack} | {r.seconds:.1f} | {r.outcome} |"
+                f"| {r.file} | {r.pages} | {r.pdfium} | {ptt} | {r.ocrstack} | {r.seconds:.1f} "
+                f"| {r.outcome} |"
             )
         n_ok = sum(r.outcome == "ok" for r in self.rows)
         n_failed = sum(r.outcome.startswith("failed") for r in self.rows)
@@ -190,7 +203,9 @@ def run_batch(
     files = sorted(directory.glob("*.pdf"))
     with tempfile.TemporaryDirectory(prefix="ocrstack-hardpdfs-") as tmp:
         work = out or Path(tmp)
-        rows = [_one(pdf, work / pdf.stem, timeout, passwords.get(pdf.name), ptt, parse_args) for pdf in files]
+        rows = [
+            _one(pdf, work / pdf.stem, timeout, passwords.get(pdf.name), ptt, parse_args) for pdf in files
+        ]
     return Batch(rows, ptt)
 
 
@@ -215,11 +230,20 @@ def _one(
     words = markdown_words(md.read_text(encoding="utf-8")) if md.is_file() else {}
     outcome, emptied = _outcome(rc, stderr, ref_words, words)
     return FileResult(
-        pdf.name, int(ref.get("pages", 0)), sum(ref_words), ptt_total, sum(words.values()), seconds, outcome, emptied
+        pdf.name,
+        int(ref.get("pages", 0)),
+        sum(ref_words),
+        ptt_total,
+        sum(words.values()),
+        seconds,
+        outcome,
+        emptied,
     )
 
 
-def _outcome(rc: int | None, stderr: str, ref_words: list[int], words: dict[int, int]) -> tuple[str, list[int]]:
+def _outcome(
+    rc: int | None, stderr: str, ref_words: list[int], words: dict[int, int]
+) -> tuple[str, list[int]]:
     """The outcome string and the emptied pages (1-based) of one parse: see the module docstring."""
     if rc is None:
         return "timeout", []

@@ -147,7 +147,14 @@ def _score(sample: Path, candidates: Path, python: str, math: bool) -> dict[str,
         return {}
     tasks_dir = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": tasks_dir}
-    argv = [python, "-m", "ocrstack.bench.olmocr_score", str(sample), str(candidates), *(["--math"] if math else [])]
+    argv = [
+        python,
+        "-m",
+        "ocrstack.bench.olmocr_score",
+        str(sample),
+        str(candidates),
+        *(["--math"] if math else []),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]

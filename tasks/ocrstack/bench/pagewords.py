@@ -69,7 +69,11 @@ def markdown_words(markdown: str) -> dict[int, int]:
     markers (a file without markers is page 0); comments, HTML tags and Markdown punctuation
     tokens (``#``, ``|``, ``---``) are not words."""
     parts = _PAGE.split(markdown)
-    pages = {0: parts[0]} if len(parts) == 1 else {int(parts[k]) - 1: parts[k + 1] for k in range(1, len(parts), 2)}
+    pages = (
+        {0: parts[0]}
+        if len(parts) == 1
+        else {int(parts[k]) - 1: parts[k + 1] for k in range(1, len(parts), 2)}
+    )
     out = {}
     for page, text in pages.items():
         text = _TAG.sub(" ", _COMMENT.sub(" ", text))

@@ -1,5 +1,6 @@
-"""``ocrstack quality hardpdfs [DIR]`` and ``ocrstack quality olmocr``: the hard-PDF batch and the
-olmOCR-Bench sample table of issue 22 (:mod:`ocrstack.bench.hardpdfs`, :mod:`ocrstack.bench.olmocr_sample`)."""
+"""``ocrstack quality hardpdfs [DIR]`` and ``ocrstack quality olmocr``: the hard-PDF batch and
+the olmOCR-Bench sample table of issue 22 (:mod:`ocrstack.bench.hardpdfs`,
+:mod:`ocrstack.bench.olmocr_sample`)."""
 
 from __future__ import annotations
 
@@ -48,16 +49,24 @@ class OlmocrOptions:
     """Options of ``ocrstack quality olmocr``."""
 
     sample: Path | None = opt.option(
-        None, flags=("--sample",), convert=opt.path, help="the sample folder (default ../shared/bench/olmocr-sample)"
+        None,
+        flags=("--sample",),
+        convert=opt.path,
+        help="the sample folder (default ../shared/bench/olmocr-sample)",
     )
     scorer_python: str = opt.option(
         sys.executable,
         flags=("--scorer-python",),
         help="a Python with olmocr 0.4.27 (envs/olmocr.txt) (default: this one)",
     )
-    math: bool = opt.option(False, flags=("--math",), help="also run the math tests (needs a Playwright browser)")
+    math: bool = opt.option(
+        False, flags=("--math",), help="also run the math tests (needs a Playwright browser)"
+    )
     workdir: Path | None = opt.option(
-        None, flags=("--workdir",), convert=opt.path, help="keep outputs here (default: a temporary directory)"
+        None,
+        flags=("--workdir",),
+        convert=opt.path,
+        help="keep outputs here (default: a temporary directory)",
     )
 
 
@@ -69,7 +78,9 @@ def _olmocr(args: argparse.Namespace) -> int:
     o = opt.build(OlmocrOptions, opt.namespace_values(args, OlmocrOptions))
     with tempfile.TemporaryDirectory(prefix="ocrstack-olmocr-") as tmp:
         work = o.workdir or Path(tmp)
-        table = olmocr_sample.run_table(o.sample or olmocr_sample.default_sample(), work, o.scorer_python, math=o.math)
+        table = olmocr_sample.run_table(
+            o.sample or olmocr_sample.default_sample(), work, o.scorer_python, math=o.math
+        )
     print(table.to_json() if args.json else table.to_text())
     return 0
 
@@ -83,7 +94,9 @@ def _hardpdfs(args: argparse.Namespace) -> int:
         for name in hardpdfs.fetch(directory):
             print(f"fetched {name}")
     if not directory.is_dir() or not any(directory.glob("*.pdf")):
-        raise InputError(f"no PDF in {directory}", "pass a directory of PDFs, or add --fetch for the manifest's")
+        raise InputError(
+            f"no PDF in {directory}", "pass a directory of PDFs, or add --fetch for the manifest's"
+        )
     extra = ("--text-layer", o.text_layer) if o.text_layer != "auto" else ()
     batch = hardpdfs.run_batch(directory, o.workdir, o.timeout, extra)
     print(batch.to_json() if args.json else batch.to_text())
