@@ -9,8 +9,9 @@
 * figures are linked images (the crop saved by the pipeline), followed by any text read
   inside them; captions are moved next to their figure or table;
 * header, footer, page number and abandoned blocks are dropped unless ``keep_paratext``;
-* an empty block is never dropped silently: it leaves an HTML comment in the Markdown and
-  an issue in the report;
+* an empty block is never dropped silently: it leaves an issue in the report and a warning in
+  blocks.json (``empty-blocks`` of the output check), not a comment in the Markdown, where it
+  was noise for a reader (issue 22 class 10);
 * a block whose recognition failed (``Block.error``, issue 10) leaves a comment with the error
   and a visible line (:func:`failed_block`) so a reader sees that text is missing;
 * recognised text is escaped so a stray ``<`` (math pages) cannot open an HTML tag and
@@ -234,7 +235,6 @@ def _page_parts(
             continue
         if not text:
             issues.append(f"{where}: empty output")
-            parts.append(f"<!-- empty {b.category.value} block: page {page.index + 1}, block {b.order} -->")
             continue
         if b.category is Category.TITLE:
             level = "#" if b.label in DOC_TITLE_LABELS else "##"
