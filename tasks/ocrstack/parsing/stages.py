@@ -42,6 +42,7 @@ from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.geometry import clip, pad
 from ocrstack.parsing.layout.merge import merge_overlaps
+from ocrstack.parsing.lines.script import drop_stray_han
 from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions, TextLayerMode, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
@@ -309,12 +310,14 @@ class Recognize(Stage):
             )
             read = textlayer.recognize_rest(s.page, rest, recognizer, s.layer, accept_hidden=hidden)
             s.blocks = filled + read + s.skipped
+            drop_stray_han(s.blocks, frozenset({textlayer.SOURCE_OCR}))
             return
         read = recognizer.recognize(s.page, s.blocks)
         source = textlayer.SOURCE_SERVER if recognizer.remote else textlayer.SOURCE_OCR
         for b in read:
             b.source = source
         s.blocks = read + s.skipped
+        drop_stray_han(s.blocks, frozenset({textlayer.SOURCE_OCR}))
 
 
 class Order(Stage):
