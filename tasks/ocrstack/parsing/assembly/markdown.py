@@ -34,6 +34,7 @@ from ocrstack.parsing.assembly.paragraphs import (
     list_item,
     paragraphs,
 )
+from ocrstack.parsing.assembly.running import running_blocks
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.types import Block, Category
 
@@ -197,10 +198,12 @@ def _text_parts(text: str, vocab: Vocabulary) -> list[_Para]:
 
 
 def _page_parts(
-    page: PageResult, keep_paratext: bool, vocab: Vocabulary
+    page: PageResult, keep_paratext: bool, vocab: Vocabulary, running: frozenset[int] = frozenset()
 ) -> tuple[list[str | _Para | None], list[str], int]:
     """Parts of one page: Markdown strings, prose paragraphs (:class:`_Para`) and None where a
-    block that is not prose stands between two prose blocks (no joining across it)."""
+    block that is not prose stands between two prose blocks (no joining across it). ``running``:
+    orders of text blocks found to be running heads or page numbers (:mod:`.running`), dropped
+    like paratext."""
     parts: list[str | _Para | None] = []
     issues: list[str] = []
     dropped = 0
@@ -213,6 +216,9 @@ def _page_parts(
     )
     for b in blocks:
         where = f"page {page.index + 1} block {b.order} ({b.category.value})"
+        if b.order in running and not keep_paratext and not only_paratext:
+            dropped += 1
+            continue
         if (b.category.is_paratext or b.category is Category.ABANDON) and not keep_paratext:
             if not (only_paratext and b.category.is_paratext and b.text.strip()):
                 dropped += 1
@@ -298,7 +304,8 @@ def render_page(page: PageResult, keep_paratext: bool = False, vocab: Vocabulary
     if page.error:
         return Assembly(f"<!-- page {page.index + 1} failed: {page.error.replace('--', '- -')} -->", [])
     vocab = vocab or Vocabulary.of(b.text for b in page.blocks)
-    parts, issues, dropped = _page_parts(page, keep_paratext, vocab)
+    running = frozenset(running_blocks([page]).get(page.index, ()))
+    parts, issues, dropped = _page_parts(page, keep_paratext, vocab, running)
     return Assembly(_write(_join_continued(parts, vocab)), issues, dropped)
 
 
@@ -314,11 +321,13 @@ def render_document(pages: Iterable[PageResult], keep_paratext: bool = False) ->
     issues: list[str] = []
     dropped = 0
     per_page: list[list[str | _Para | None] | str] = []
+    running = running_blocks(pages)
     for p in pages:
         if p.error:
             per_page.append(render_page(p).markdown)
             continue
-        parts, page_issues, page_dropped = _page_parts(p, keep_paratext, vocab)
+        heads = frozenset(running.get(p.index, ()))
+        parts, page_issues, page_dropped = _page_parts(p, keep_paratext, vocab, heads)
         per_page.append(_join_continued(parts, vocab))
         issues.extend(page_issues)
         dropped += page_dropped
