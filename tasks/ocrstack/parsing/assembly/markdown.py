@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocrstack.core.pages import marker as page_marker
+from ocrstack.parsing.assembly.heading_text import heading_like
 from ocrstack.parsing.assembly.paragraphs import (
     Vocabulary,
     continues,
@@ -242,7 +243,7 @@ def _page_parts(
         if not text:
             issues.append(f"{where}: empty output")
             continue
-        if b.category is Category.TITLE:
+        if b.category is Category.TITLE and (b.label in DOC_TITLE_LABELS or heading_like(text)):
             level = "#" if b.label in DOC_TITLE_LABELS else "##"
             parts.append(f"{level} {escape_text(' '.join(text.split()))}")
         elif b.category is Category.TABLE:
