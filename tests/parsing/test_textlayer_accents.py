@@ -23,6 +23,15 @@ def test_accent_after_or_before_its_letter_composes() -> None:
     assert [ln.text for ln in build_lines(chars)] == ["Min\u00e1\u010d"]
 
 
+def test_an_accent_given_words_after_its_letter_finds_it() -> None:
+    # olmOCR sample math_2503_04086 as PDFium orders it: J a n [sp] M i n [sp] ´(over the first a) [sp] a ´ c
+    chars = _run([("J", 0), ("a", 10), ("n", 20)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("M", 40), ("i", 50), ("n", 60)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("\u00b4", 11)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("a", 70), ("\u00b4", 71), ("c", 80)])
+    assert [ln.text for ln in build_lines(chars)] == ["J\u00e1n Min\u00e1c"]
+
+
 def test_a_word_starting_with_an_accented_letter_keeps_its_space() -> None:
     chars = _run([("l", 0), ("e", 10)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
     chars += _run([("\u00b4", 31), ("e", 30), ("t", 40), ("\u00e9", 50)])

@@ -74,14 +74,20 @@ _CLUSTER = re.compile("[^\u0300-\u036f][\u0300-\u036f]+")
 
 def _over(accent: BBox, letter: BBox) -> bool:
     w = accent[2] - accent[0]
-    return w > 0 and _ov(accent[0], accent[2], letter[0], letter[2]) >= ACCENT_OVERLAP * w
+    h = min(accent[3] - accent[1], letter[3] - letter[1])
+    return (
+        w > 0
+        and _ov(accent[0], accent[2], letter[0], letter[2]) >= ACCENT_OVERLAP * w
+        and _ov(accent[1], accent[3], letter[1], letter[3]) > 0.3 * h
+    )
 
 
 def _under(accent: BBox, boxes: list[BBox], text: list[str], at: list[int]) -> int | None:
-    """Index of the letter among the line's last three characters that ``accent`` is set over,
-    or None (``text[at[k]]`` is the character of ``boxes[k]``)."""
-    last3 = range(len(boxes) - 1, max(-1, len(boxes) - 4), -1)
-    return next((k for k in last3 if text[at[k]][:1].isalpha() and _over(accent, boxes[k])), None)
+    """Index of the letter of the line so far that ``accent`` is set over, the latest first, or
+    None (``text[at[k]]`` is the character of ``boxes[k]``). PDFium may give the accent words
+    after its letter: ``Jan Min ´`` for the first accent of "Ján Mináč"."""
+    latest_first = range(len(boxes) - 1, -1, -1)
+    return next((k for k in latest_first if text[at[k]][:1].isalpha() and _over(accent, boxes[k])), None)
 
 
 def _cjk(ch: str) -> bool:
@@ -129,6 +135,7 @@ def build_lines(
     space = False
     turns: dict[int, int] = {}  # Char.direction -> characters of the line
     pending: tuple[str, Char] | None = None  # an accent glyph not over a letter before it
+    glued = False  # an accent was just put over an earlier letter
     at: list[int] = []  # index in ``text`` of each box's character
 
     def add(ch: str, bbox: BBox) -> None:
@@ -137,7 +144,7 @@ def build_lines(
         boxes.append(bbox)
 
     def flush() -> None:
-        nonlocal text, boxes, space, fonts, turns, pending, at
+        nonlocal text, boxes, space, fonts, turns, pending, at, glued
         if pending is not None:
             add(pending[1].text, pending[1].bbox)
             pending = None
@@ -150,6 +157,7 @@ def build_lines(
             if fonts_out is not None:
                 fonts_out.append(frozenset(fonts))
         text, boxes, space, fonts, turns, at = [], [], False, set(), {}, []
+        glued = False
 
     for c in chars:
         if max_chars is not None and len(text) >= max_chars and (c.text.isspace() or _cjk(c.text)):
@@ -171,15 +179,15 @@ def build_lines(
             continue
         if not usable(c):
             continue
+        mark = _mark(c.text)
+        under = _under(c.bbox, boxes, text, at) if mark else None
+        if mark and under is not None:
+            text[at[under]] += mark  # over a letter before it (PDFium may give it words later)
+            glued = True  # PDFium's spaces around a displaced accent are not word spaces
+            continue
         last = pending[1].bbox if pending is not None else (boxes[-1] if boxes else None)
         if last is not None and not _same_line(last, c.bbox):
             flush()
-        mark = _mark(c.text)
-        under = _under(c.bbox, boxes, text, at) if mark else None
-        if under is not None:
-            text[at[under]] += mark  # over a letter before it (PDFium may order it after the next)
-            space = False
-            continue
         if mark and pending is None:
             pending = (mark, c)  # maybe over the next letter
             continue
@@ -193,9 +201,11 @@ def build_lines(
                 continue
             add(pending[1].text, pending[1].bbox)
             pending = None
+        if glued and boxes and c.bbox[0] - boxes[-1][2] <= WORD_GAP * (c.bbox[3] - c.bbox[1]):
+            space = False
         if space and text:
             text.append(" ")
-        space = False
+        space = glued = False
         turns[c.direction] = turns.get(c.direction, 0) + 1
         add("-" if c.hyphen or c.text == "\ufffe" else c.text, c.bbox)
         fonts.add(c.font)
