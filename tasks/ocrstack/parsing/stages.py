@@ -299,15 +299,9 @@ class Recognize(Stage):
             return
         if s.layer is not None and s.verdict is not None:
             hidden = options.text_layer == TextLayerMode.ON
-            filled, rest = textlayer.fill_blocks(
-                s.page,
-                s.blocks,
-                s.layer,
-                s.verdict,
-                options.password,
-                accept_hidden=hidden,
-                structured=recognizer.structured,
-            )
+            layer_args = (s.page, s.blocks, s.layer, s.verdict, options.password)
+            structured = recognizer.structured
+            filled, rest = textlayer.fill_blocks(*layer_args, accept_hidden=hidden, structured=structured)
             read = textlayer.recognize_rest(s.page, rest, recognizer, s.layer, accept_hidden=hidden)
             s.blocks = filled + read + s.skipped
             drop_stray_han(s.blocks, frozenset({textlayer.SOURCE_OCR}))
