@@ -94,3 +94,22 @@ def deploy(session: nox.Session) -> None:
     """hadolint, kubernetes-validate and CRD/compose schema checks on deploy/ (offline)."""
     _install(session, "dev")
     session.run("ocrstack", "deploy", "check", *session.posargs)
+
+
+@nox.session
+def hardpdfs(session: nox.Session) -> None:
+    """Issue 22's hard-PDF batch: the manifest's PDF-library test files (downloaded once into
+    ~/.cache/ocrstack/hardpdfs, sha256-checked), each parsed with a timeout (network the first time)."""
+    _install(session, "dev")
+    session.run("ocrstack", "quality", "hardpdfs", "--fetch", *session.posargs)
+
+
+@nox.session
+def olmocr(session: nox.Session) -> None:
+    """Issue 22's olmOCR-Bench sample table, scored by olmocr 0.4.27 in its own venv (envs/olmocr.txt)."""
+    _install(session, "dev")
+    scorer = f"{session.virtualenv.location}/olmocr-scorer"
+    session.run("python", "-m", "venv", "--clear", scorer)
+    pip = [f"{scorer}/bin/python", "-m", "pip", "install", "--require-hashes", "--no-deps"]
+    session.run(*pip, "-r", "envs/olmocr.txt", external=True)
+    session.run("ocrstack", "quality", "olmocr", "--scorer-python", f"{scorer}/bin/python", *session.posargs)

@@ -270,10 +270,21 @@ def test_blocks_with_unfaithful_glyphs_are_read_at_the_glyphs_line_boxes_without
     assert structured.crops == [] and len(structured.cropped) == 1  # a server reads its own crop
 
 
+#: Accents the pages draw as glyphs of their own over a letter: the truth files (pdftotext) keep
+#: them apart, the layer lines compose them with the letter (issue 22 class 3), as the page shows.
+COMPOSED = {
+    "en_twocol_ltnews24": [("u\u02db", "\u0173")],  # u + spacing ogonek -> u with ogonek
+    "math_crc_paper": [("q\u02c6", "q\u0302")],  # q + spacing circumflex -> q + combining circumflex
+    "math_zh_gaokao_exam": [("( \u0304\U0001d467", "(\U0001d467\u0304")],  # macron over the second z
+}
+
+
 @pytest.mark.corpus
 def test_layer_lines_hold_every_word_of_the_dev_pages_in_stream_order(corpus):
     for stem, i in _born_digital(corpus):
         truth = (corpus / f"{stem}.txt").read_text(encoding="utf-8").split("\f")[i]
+        for drawn, composed in COMPOSED.get(stem, []):
+            truth = truth.replace(drawn, composed)
         pdf = corpus / f"{stem}.pdf"
         text = "\n".join(ln.text for ln in build_lines(page_text(pdf, i, _page(pdf, i, 50).size).chars))
         assert word_recall(truth, text) == 1.0, stem

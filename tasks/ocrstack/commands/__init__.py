@@ -26,6 +26,7 @@ COMMANDS: list[str] = [
     "bench",
     "deploy",
     "api",
+    "quality",
 ]
 
 

@@ -43,6 +43,7 @@ from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.engines import LayoutProvider, Recognizer
 from ocrstack.parsing.geometry import clip, pad
 from ocrstack.parsing.layout.merge import merge_overlaps
+from ocrstack.parsing.lines.script import drop_stray_han
 from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions, TextLayerMode, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
@@ -317,23 +318,19 @@ class Recognize(Stage):
             return
         if s.layer is not None and s.verdict is not None:
             hidden = options.text_layer == TextLayerMode.ON
-            filled, rest = textlayer.fill_blocks(
-                s.page,
-                s.blocks,
-                s.layer,
-                s.verdict,
-                options.password,
-                accept_hidden=hidden,
-                structured=recognizer.structured,
-            )
+            layer_args = (s.page, s.blocks, s.layer, s.verdict, options.password)
+            structured = recognizer.structured
+            filled, rest = textlayer.fill_blocks(*layer_args, accept_hidden=hidden, structured=structured)
             read = textlayer.recognize_rest(s.page, rest, recognizer, s.layer, accept_hidden=hidden)
             s.blocks = filled + read + s.skipped
+            drop_stray_han(s.blocks, frozenset({textlayer.SOURCE_OCR}))
             return
         read = recognizer.recognize(s.page, s.blocks)
         source = textlayer.SOURCE_SERVER if recognizer.remote else textlayer.SOURCE_OCR
         for b in read:
             b.source = source
         s.blocks = read + s.skipped
+        drop_stray_han(s.blocks, frozenset({textlayer.SOURCE_OCR}))
 
 
 class Order(Stage):

@@ -9,8 +9,9 @@
 * figures are linked images (the crop saved by the pipeline), followed by any text read
   inside them; captions are moved next to their figure or table;
 * header, footer, page number and abandoned blocks are dropped unless ``keep_paratext``;
-* an empty block is never dropped silently: it leaves an HTML comment in the Markdown and
-  an issue in the report;
+* an empty block is never dropped silently: it leaves an issue in the report and a warning in
+  blocks.json (``empty-blocks`` of the output check), not a comment in the Markdown, where it
+  was noise for a reader (issue 22 class 10);
 * a block whose recognition failed (``Block.error``, issue 10) leaves a comment with the error
   and a visible line (:func:`failed_block`) so a reader sees that text is missing;
 * recognised text is escaped so a stray ``<`` (math pages) cannot open an HTML tag and
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocrstack.core.pages import marker as page_marker
+from ocrstack.parsing.assembly.heading_text import heading_like
 from ocrstack.parsing.assembly.paragraphs import (
     Vocabulary,
     continues,
@@ -33,6 +35,7 @@ from ocrstack.parsing.assembly.paragraphs import (
     list_item,
     paragraphs,
 )
+from ocrstack.parsing.assembly.running import running_blocks
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.types import Block, Category
 
@@ -196,10 +199,12 @@ def _text_parts(text: str, vocab: Vocabulary) -> list[_Para]:
 
 
 def _page_parts(
-    page: PageResult, keep_paratext: bool, vocab: Vocabulary
+    page: PageResult, keep_paratext: bool, vocab: Vocabulary, running: frozenset[int] = frozenset()
 ) -> tuple[list[str | _Para | None], list[str], int]:
     """Parts of one page: Markdown strings, prose paragraphs (:class:`_Para`) and None where a
-    block that is not prose stands between two prose blocks (no joining across it)."""
+    block that is not prose stands between two prose blocks (no joining across it). ``running``:
+    orders of text blocks found to be running heads or page numbers (:mod:`.running`), dropped
+    like paratext."""
     parts: list[str | _Para | None] = []
     issues: list[str] = []
     dropped = 0
@@ -212,6 +217,9 @@ def _page_parts(
     )
     for b in blocks:
         where = f"page {page.index + 1} block {b.order} ({b.category.value})"
+        if b.order in running and not keep_paratext and not only_paratext:
+            dropped += 1
+            continue
         if (b.category.is_paratext or b.category is Category.ABANDON) and not keep_paratext:
             if not (only_paratext and b.category.is_paratext and b.text.strip()):
                 dropped += 1
@@ -234,9 +242,8 @@ def _page_parts(
             continue
         if not text:
             issues.append(f"{where}: empty output")
-            parts.append(f"<!-- empty {b.category.value} block: page {page.index + 1}, block {b.order} -->")
             continue
-        if b.category is Category.TITLE:
+        if b.category is Category.TITLE and (b.label in DOC_TITLE_LABELS or heading_like(text)):
             level = "#" if b.label in DOC_TITLE_LABELS else "##"
             parts.append(f"{level} {escape_text(' '.join(text.split()))}")
         elif b.category is Category.TABLE:
@@ -298,7 +305,8 @@ def render_page(page: PageResult, keep_paratext: bool = False, vocab: Vocabulary
     if page.error:
         return Assembly(f"<!-- page {page.index + 1} failed: {page.error.replace('--', '- -')} -->", [])
     vocab = vocab or Vocabulary.of(b.text for b in page.blocks)
-    parts, issues, dropped = _page_parts(page, keep_paratext, vocab)
+    running = frozenset(running_blocks([page]).get(page.index, ()))
+    parts, issues, dropped = _page_parts(page, keep_paratext, vocab, running)
     return Assembly(_write(_join_continued(parts, vocab)), issues, dropped)
 
 
@@ -314,11 +322,13 @@ def render_document(pages: Iterable[PageResult], keep_paratext: bool = False) ->
     issues: list[str] = []
     dropped = 0
     per_page: list[list[str | _Para | None] | str] = []
+    running = running_blocks(pages)
     for p in pages:
         if p.error:
             per_page.append(render_page(p).markdown)
             continue
-        parts, page_issues, page_dropped = _page_parts(p, keep_paratext, vocab)
+        heads = frozenset(running.get(p.index, ()))
+        parts, page_issues, page_dropped = _page_parts(p, keep_paratext, vocab, heads)
         per_page.append(_join_continued(parts, vocab))
         issues.extend(page_issues)
         dropped += page_dropped

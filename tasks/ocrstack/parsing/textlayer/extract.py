@@ -101,6 +101,8 @@ class PageText:
         forms: number of top-level form XObjects (their content is not walked).
         rotation: the page's /Rotate (0/90/180/270), already applied to the boxes.
         cache: values derived from ``chars`` by the text-layer stage (e.g. the visible set).
+        unembedded: base names of the fonts the PDF does not embed (``FPDFFont_GetIsEmbedded``):
+            PDFium draws them with its Latin base-14 substitutes or a system font.
     """
 
     chars: list[Char] = field(default_factory=list)
@@ -110,6 +112,7 @@ class PageText:
     forms: int = 0
     rotation: int = 0
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+    unembedded: set[str] = field(default_factory=set)
 
     def text(self) -> str:
         """All characters joined, as ``PdfTextPage.get_text_range`` would return them."""
@@ -202,6 +205,9 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objec
             if addr not in modes:
                 modes[addr] = raw.FPDFTextObj_GetTextRenderMode(obj) if addr else -1
                 fonts[addr] = _font_name(raw, obj) if addr else ""
+                font = raw.FPDFTextObj_GetFont(obj) if addr else None
+                if font and not raw.FPDFFont_GetIsEmbedded(font):
+                    out.unembedded.add(fonts[addr])
             if 0xDC00 <= code <= 0xDFFF and out.chars and len(out.chars[-1].text) == 1:
                 high = ord(out.chars[-1].text)
                 if 0xD800 <= high <= 0xDBFF:  # PDFium gives UTF-16 code units: join the pair

@@ -10,10 +10,17 @@ blocks and orders them with the same reading-order code as OCR lines.
 
 Characters a caller marks unusable (hidden, or unfaithful in a block read from the layer)
 are skipped; a line-end hyphen (PDFium's U+FFFE) is written as "-".
+
+Accents set as glyphs of their own over a letter (TeX's ``\\'a``, ``\\v c``: PDFium gives
+``Min ´ a´c ˇ`` for "Mináč", issue 22 class 3) are composed with the letter they overlap
+(:data:`ACCENTS`), and each letter with its combining marks is NFC-composed (:func:`compose`), so
+the text reads as the page shows it.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from ocrstack.parsing.geometry import union
@@ -27,6 +34,60 @@ SAME_LINE_OVERLAP = 0.5
 #: TeX text stretches inter-word spaces to about 0.6 em; table columns and the gutter between
 #: text columns are wider (2 em and more on the corpus pages), so they split lines.
 MAX_GAP = 1.5
+
+
+#: Spacing accents -> the combining mark they stand for over a letter (Unicode's decompositions
+#: of the spacing forms: U+00B4 ACUTE ACCENT is <compat> U+0020 U+0301, and so on).
+ACCENTS = {
+    "\u00b4": "\u0301", "`": "\u0300", "\u02c6": "\u0302", "\u02dc": "\u0303", "\u00a8": "\u0308",
+    "\u02c7": "\u030c", "\u02d8": "\u0306", "\u02d9": "\u0307", "\u02da": "\u030a", "\u02dd": "\u030b",
+    "\u00b8": "\u0327", "\u02db": "\u0328", "\u00af": "\u0304",
+}
+#: Least horizontal overlap (fraction of the accent's width) of an accent glyph with the letter it
+#: is set over.
+ACCENT_OVERLAP = 0.5
+#: Gap before an accented letter (fraction of its height) that is a word space, not the kern
+#: that set the accent over it.
+WORD_GAP = 0.15
+
+
+def _mark(ch: str) -> str | None:
+    """The combining mark ``ch`` stands for when set over a letter (a spacing accent of
+    :data:`ACCENTS`, or a mark of the Combining Diacritical Marks block, U+0300-U+036F; the marks
+    for symbols, such as the vector arrow U+20D7, stay where the layer puts them), or None."""
+    if len(ch) == 1 and "\u0300" <= ch <= "\u036f":
+        return ch
+    return ACCENTS.get(ch)
+
+
+def compose(text: str) -> str:
+    """``text`` with each letter and the combining marks after it NFC-composed; characters
+    without marks are kept as they are (NFC would also replace singletons such as U+2329
+    LEFT-POINTING ANGLE BRACKET by U+3008)."""
+    if not any("\u0300" <= ch <= "\u036f" for ch in text):
+        return text
+    return _CLUSTER.sub(lambda m: unicodedata.normalize("NFC", m.group(0)), text)
+
+
+_CLUSTER = re.compile("[^\u0300-\u036f][\u0300-\u036f]+")
+
+
+def _over(accent: BBox, letter: BBox) -> bool:
+    w = accent[2] - accent[0]
+    h = min(accent[3] - accent[1], letter[3] - letter[1])
+    return (
+        w > 0
+        and _ov(accent[0], accent[2], letter[0], letter[2]) >= ACCENT_OVERLAP * w
+        and _ov(accent[1], accent[3], letter[1], letter[3]) > 0.3 * h
+    )
+
+
+def _under(accent: BBox, boxes: list[BBox], text: list[str], at: list[int]) -> int | None:
+    """Index of the letter of the line so far that ``accent`` is set over, the latest first, or
+    None (``text[at[k]]`` is the character of ``boxes[k]``). PDFium may give the accent words
+    after its letter: ``Jan Min ´`` for the first accent of "Ján Mináč"."""
+    latest_first = range(len(boxes) - 1, -1, -1)
+    return next((k for k in latest_first if text[at[k]][:1].isalpha() and _over(accent, boxes[k])), None)
 
 
 def _cjk(ch: str) -> bool:
@@ -73,10 +134,21 @@ def build_lines(
     fonts: set[str] = set()
     space = False
     turns: dict[int, int] = {}  # Char.direction -> characters of the line
+    pending: tuple[str, Char] | None = None  # an accent glyph not over a letter before it
+    glued = False  # an accent was just put over an earlier letter
+    at: list[int] = []  # index in ``text`` of each box's character
+
+    def add(ch: str, bbox: BBox) -> None:
+        at.append(len(text))
+        text.append(ch)
+        boxes.append(bbox)
 
     def flush() -> None:
-        nonlocal text, boxes, space, fonts, turns
-        t = "".join(text).strip()
+        nonlocal text, boxes, space, fonts, turns, pending, at, glued
+        if pending is not None:
+            add(pending[1].text, pending[1].bbox)
+            pending = None
+        t = compose("".join(text).strip())
         turn = max(turns, key=lambda d: (turns[d], d == 0)) if turns else 0
         if t and boxes:
             # the direction as the OCR path records it (lines.rotated.direction)
@@ -84,7 +156,8 @@ def build_lines(
             lines.append(Line(bbox=union(boxes), text=t, score=1.0, vertical=vertical, flipped=flipped))
             if fonts_out is not None:
                 fonts_out.append(frozenset(fonts))
-        text, boxes, space, fonts, turns = [], [], False, set(), {}
+        text, boxes, space, fonts, turns, at = [], [], False, set(), {}, []
+        glued = False
 
     for c in chars:
         if max_chars is not None and len(text) >= max_chars and (c.text.isspace() or _cjk(c.text)):
@@ -106,14 +179,35 @@ def build_lines(
             continue
         if not usable(c):
             continue
-        if boxes and not _same_line(boxes[-1], c.bbox):
+        mark = _mark(c.text)
+        under = _under(c.bbox, boxes, text, at) if mark else None
+        if mark and under is not None:
+            text[at[under]] += mark  # over a letter before it (PDFium may give it words later)
+            glued = True  # PDFium's spaces around a displaced accent are not word spaces
+            continue
+        last = pending[1].bbox if pending is not None else (boxes[-1] if boxes else None)
+        if last is not None and not _same_line(last, c.bbox):
             flush()
+        if mark and pending is None:
+            pending = (mark, c)  # maybe over the next letter
+            continue
+        if pending is not None:
+            if c.text[:1].isalpha() and _over(pending[1].bbox, c.bbox):
+                if space and boxes and c.bbox[0] - boxes[-1][2] > WORD_GAP * (c.bbox[3] - c.bbox[1]):
+                    text.append(" ")  # a word starts with the accented letter
+                add(c.text + pending[0], c.bbox)
+                fonts.add(c.font)
+                pending, space = None, False
+                continue
+            add(pending[1].text, pending[1].bbox)
+            pending = None
+        if glued and boxes and c.bbox[0] - boxes[-1][2] <= WORD_GAP * (c.bbox[3] - c.bbox[1]):
+            space = False
         if space and text:
             text.append(" ")
-        space = False
+        space = glued = False
         turns[c.direction] = turns.get(c.direction, 0) + 1
-        text.append("-" if c.hyphen or c.text == "\ufffe" else c.text)
-        boxes.append(c.bbox)
+        add("-" if c.hyphen or c.text == "\ufffe" else c.text, c.bbox)
         fonts.add(c.font)
     flush()
     return lines

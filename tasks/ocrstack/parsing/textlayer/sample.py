@@ -21,6 +21,7 @@ from ocrstack.parsing.textlayer.soundness import (
     SAMPLE_MIN_CHARS,
     Verdict,
     bad_reason,
+    ocr_can_judge,
     sample_agreement,
     sample_length,
     usable,
@@ -106,6 +107,11 @@ def check_sample(
     if not lines and runs:
         note = "not taken: every font on the page agreed with OCR on an earlier page of this document"
         return dataclasses.replace(verdict, sample_note=note), set()
+    why = [ocr_can_judge(ln.text, f, pt.unembedded) for ln, f in lines]
+    if lines and all(why):
+        note = f"not taken: OCR cannot judge the layer's runs ({why[0]})"
+        return dataclasses.replace(verdict, sample_note=note), set()
+    lines = [x for x, w in zip(lines, why, strict=True) if w is None]
     lines = _pick(lines, checked)
 
     def read_boxes(boxes: list[BBox]) -> list[str] | None:

@@ -189,6 +189,35 @@ def _norm(s: str) -> str:
     return "".join(unicodedata.normalize("NFKC", s).split()).lower()
 
 
+#: Scripts the embedded recognizer reads (rapidocr's PP-OCR Chinese/English model: Latin, digits,
+#: CJK ideographs, kana, full-width forms), by the start of each letter's Unicode name; PDFium's
+#: own substitutes for fonts a PDF does not embed are the Latin base-14 fonts.
+OCR_SCRIPTS = ("LATIN", "DIGIT", "CJK", "HIRAGANA", "KATAKANA", "FULLWIDTH", "IDEOGRAPHIC")
+SUBSTITUTE_SCRIPTS = ("LATIN", "DIGIT")
+
+
+def script_share(text: str, scripts: Sequence[str]) -> float:
+    """Share of the letters and digits of ``text`` whose Unicode name starts with one of
+    ``scripts`` (1.0 when it has none)."""
+    letters = [c for c in text if c.isalnum()]
+    if not letters:
+        return 1.0
+    return sum(unicodedata.name(c, "").startswith(tuple(scripts)) for c in letters) / len(letters)
+
+
+def ocr_can_judge(text: str, fonts: frozenset[str], unembedded: set[str]) -> str | None:
+    """Why OCR of the rendered page cannot judge a layer run (issue 22 class 4), or None when it
+    can: most of its letters are in a script the recognizer does not read (Arabic, Persian,
+    Hebrew, Devanagari, Cyrillic, ...), or its fonts are not embedded and it is not Latin
+    (PDFium has no glyphs to draw it with unless the system has such a font: the page shows
+    blanks where the layer has words)."""
+    if script_share(text, OCR_SCRIPTS) < 0.5:
+        return "its script is not one the recognizer reads"
+    if fonts and fonts <= unembedded and script_share(text, SUBSTITUTE_SCRIPTS) < 0.5:
+        return "its font is not embedded and PDFium has no glyphs for its script"
+    return None
+
+
 def sample_length(text: str) -> int:
     """Characters of ``text`` the OCR sample compares (NFKC, spaces removed): a line needs
     :data:`SAMPLE_MIN_CHARS` of them to be sampled."""

@@ -1,0 +1,165 @@
+"""The olmOCR-Bench sample table (issue 22, "Done when" 1): each candidate tool parses the sample's
+PDFs, its pages are written as ``<pdf stem>_pg<page>_repeat1.md`` and the ``olmocr`` package's own
+scorer counts passes per test type (:mod:`~ocrstack.bench.olmocr_score`, run by
+``--scorer-python``, an interpreter with ``olmocr`` 0.4.27 from ``envs/olmocr.txt``).
+
+Rows are pluggable: :data:`CANDIDATES` maps a row name to a function ``(pdfs, work) -> {pdf:
+{page: markdown}}`` (pages 1-based); a peer tool adds one entry (a function that raises
+``ImportError`` or :class:`~ocrstack.core.errors.ConfigError` becomes a not-run row). The two
+ocrstack rows run ``ocrstack parse`` as a user would, in a child process over every PDF at once,
+with the default settings and with ``--text-layer off``; pages are split at ``<!-- page N -->``.
+
+Targets (issue 22): default >= 70 of the 87 non-math dataset tests, every baseline test and the
+blank-page test; ``--text-layer off`` >= 55.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ocrstack.core import paths
+from ocrstack.core.errors import CheckFailed, ConfigError
+
+_PAGE = re.compile(r"<!-- page (\d+) -->")
+Candidate = Callable[[list[Path], Path], dict[Path, dict[int, str]]]
+TYPES = ("present", "absent", "order", "table", "math", "baseline", "blank", "dataset")
+
+
+def split_pages(markdown: str) -> dict[int, str]:
+    """``{page (1-based): text}`` of an ocrstack Markdown file (no marker: everything is page 1)."""
+    parts = _PAGE.split(markdown)
+    if len(parts) == 1:
+        return {1: markdown}
+    return {int(parts[k]): parts[k + 1].strip() + "\n" for k in range(1, len(parts), 2)}
+
+
+def ocrstack_candidate(*parse_args: str) -> Candidate:
+    """A candidate running ``python -m ocrstack parse PDF... -o WORK --no-progress *parse_args``.
+
+    Raises (from the candidate):
+        CheckFailed: the parse exited with a code other than 0 or 7 (its last line named).
+    """
+
+    def run(pdfs: list[Path], work: Path) -> dict[Path, dict[int, str]]:
+        argv = [sys.executable, "-m", "ocrstack", "parse", *map(str, pdfs), "-o", str(work), "--no-progress"]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        done = subprocess.run([*argv, *parse_args], capture_output=True, text=True, env=env)
+        if done.returncode not in (0, 7):
+            tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise CheckFailed(f"ocrstack parse exited {done.returncode}: {tail}", "run the parse by hand")
+        out = {}
+        for pdf in pdfs:
+            md = work / f"{pdf.stem}.md"
+            out[pdf] = split_pages(md.read_text(encoding="utf-8")) if md.is_file() else {}
+        return out
+
+    return run
+
+
+#: Row name -> candidate. Peers (issue 21's pymupdf4llm, markitdown, ...) add entries here.
+CANDIDATES: dict[str, Candidate] = {
+    "ocrstack default": ocrstack_candidate(),
+    "ocrstack --text-layer off": ocrstack_candidate("--text-layer", "off"),
+}
+
+
+@dataclass
+class SampleTable:
+    """Pass counts ``{row: {type: (passed, total)}}`` and rows that did not run (with the reason)."""
+
+    counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    not_run: dict[str, str] = field(default_factory=dict)
+    math: bool = False
+
+    def to_text(self) -> str:
+        """A Markdown table, one row per candidate, ``passed/total`` per test type."""
+        lines = ["| tool | " + " | ".join(TYPES) + " |", "|---" * (len(TYPES) + 1) + "|"]
+        for row, c in self.counts.items():
+            cells = []
+            for t in TYPES:
+                if t == "math" and not self.math:
+                    cells.append("not run (no browser)")
+                else:
+                    cells.append(f"{c[t][0]}/{c[t][1]}" if t in c else "-")
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines += [f"| {row} | not run: {why} |" for row, why in self.not_run.items()]
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        """The counts and the not-run rows as JSON."""
+        return json.dumps({"counts": self.counts, "not_run": self.not_run, "math": self.math}, indent=1)
+
+
+def default_sample() -> Path:
+    """``../shared/bench/olmocr-sample`` beside the checkout (``OCRSTACK_OLMOCR_SAMPLE`` overrides)."""
+    if os.environ.get("OCRSTACK_OLMOCR_SAMPLE"):
+        return Path(os.environ["OCRSTACK_OLMOCR_SAMPLE"])
+    root = paths.repo_root() or Path.cwd()
+    return root.parent / "shared" / "bench" / "olmocr-sample"
+
+
+def run_table(
+    sample: Path, work: Path, scorer_python: str, rows: dict[str, Candidate] | None = None, math: bool = False
+) -> SampleTable:
+    """Run every candidate over ``sample/pdfs`` into ``work/<row>`` and score them all in one
+    scorer run.
+
+    Raises:
+        ConfigError: ``sample`` has no ``pdfs/``, or the scorer cannot import ``olmocr``.
+    """
+    root = sample / "pdfs"
+    if not root.is_dir():
+        raise ConfigError(f"no olmOCR sample at {sample}", "pass --sample DIR (the folder holding pdfs/)")
+    pdfs = sorted(root.rglob("*.pdf"))
+    table = SampleTable(math=math)
+    cand_root = work / "candidates"
+    for row, candidate in (rows or CANDIDATES).items():
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", row).strip("-")
+        try:
+            pages = candidate(pdfs, work / "outputs" / slug)
+        except (ImportError, ConfigError, CheckFailed) as exc:
+            table.not_run[row] = str(exc)
+            continue
+        for pdf, texts in pages.items():
+            rel = pdf.relative_to(root)
+            n = max([1, *texts])
+            for page in range(1, n + 1):
+                target = cand_root / slug / rel.parent / f"{rel.stem}_pg{page}_repeat1.md"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(texts.get(page, ""), encoding="utf-8")
+    scored = _score(sample, cand_root, scorer_python, math)
+    for row in rows or CANDIDATES:
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", row).strip("-")
+        if slug in scored:
+            table.counts[row] = scored[slug]
+    return table
+
+
+def _score(sample: Path, candidates: Path, python: str, math: bool) -> dict[str, dict[str, list[int]]]:
+    if not candidates.is_dir():
+        return {}
+    tasks_dir = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": tasks_dir}
+    argv = [
+        python,
+        "-m",
+        "ocrstack.bench.olmocr_score",
+        str(sample),
+        str(candidates),
+        *(["--math"] if math else []),
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise ConfigError(
+            f"the olmocr scorer failed ({python}): {tail}",
+            "install it: pip install --require-hashes --no-deps -r envs/olmocr.txt (nox -s olmocr does)",
+        )
+    return json.loads(done.stdout.strip().splitlines()[-1])

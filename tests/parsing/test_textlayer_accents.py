@@ -1,0 +1,77 @@
+"""Issue 22 class 3: accents set as glyphs of their own compose with the letter they are set over,
+and the layer's text is NFC (a PDF made here with the accents as separate text objects)."""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+from ocrstack.parsing.textlayer.extract import Char, page_text
+from ocrstack.parsing.textlayer.lines import build_lines
+
+
+def _run(spec: list[tuple[str, float]], y: float = 0, w: float = 10, h: float = 20) -> list[Char]:
+    """Characters at given x positions (an accent glyph sits over a letter's x range)."""
+    return [Char(ch, (x, y, x + w, y + h)) for ch, x in spec]
+
+
+def test_accent_after_or_before_its_letter_composes() -> None:
+    # "Mináč" as PDFium gives TeX's output: M i n [space] ´ [space] a c [space] ˇ
+    chars = _run([("M", 0), ("i", 10), ("n", 20)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("\u00b4", 31)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("a", 30), ("c", 40)]) + [Char(" ", (0, 0, 0, 0), generated=True)] + _run([("\u02c7", 41)])
+    assert [ln.text for ln in build_lines(chars)] == ["Min\u00e1\u010d"]
+
+
+def test_an_accent_given_words_after_its_letter_finds_it() -> None:
+    # olmOCR sample math_2503_04086 as PDFium orders it: J a n [sp] M i n [sp] ´(over the first a) [sp] a ´ c
+    chars = _run([("J", 0), ("a", 10), ("n", 20)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("M", 40), ("i", 50), ("n", 60)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("\u00b4", 11)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("a", 70), ("\u00b4", 71), ("c", 80)])
+    assert [ln.text for ln in build_lines(chars)] == ["J\u00e1n Min\u00e1c"]
+
+
+def test_a_word_starting_with_an_accented_letter_keeps_its_space() -> None:
+    chars = _run([("l", 0), ("e", 10)]) + [Char(" ", (0, 0, 0, 0), generated=True)]
+    chars += _run([("\u00b4", 31), ("e", 30), ("t", 40), ("\u00e9", 50)])
+    assert [ln.text for ln in build_lines(chars)] == ["le \u00e9t\u00e9"]
+
+
+def test_a_spacing_accent_over_no_letter_stays_and_decomposed_text_is_composed() -> None:
+    chars = _run([("a", 0), ("`", 30), ("b", 60)])  # a backtick with room around it: code, not an accent
+    chars += _run([("e", 70), ("\u0301", 72)])  # e + COMBINING ACUTE from the layer itself
+    assert [ln.text for ln in build_lines(chars)] == ["a`b\u00e9"]
+
+
+def _pdf_with_separate_accents(path: Path) -> Path:
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    pdf = pdfium.PdfDocument.new()
+    page = pdf.new_page(300, 100)
+
+    def put(text: str, x: float) -> None:
+        obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", 20.0)
+        buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
+        raw.FPDFText_SetText(obj, buf)
+        raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, 50)
+        raw.FPDFPage_InsertObject(page.raw, obj)
+
+    put("Min", 20)  # Helvetica 20 pt: M 16.7, i 4.4, n 11.1 -> "a" at 52.2
+    put("\u00b4", 54)  # acute over the a (Helvetica's acute is 6.7 wide, the a 11.1)
+    put("ae", 52.2)
+    put("\u00a8", 65)  # dieresis over the e (e at 63.3, 11.1 wide); WinAnsi has no caron
+    raw.FPDFPage_GenerateContent(page.raw)
+    page.close()
+    pdf.save(str(path))
+    pdf.close()
+    return path
+
+
+def test_a_pdf_with_accent_glyphs_reads_composed(tmp_path: Path) -> None:
+    pdf = _pdf_with_separate_accents(tmp_path / "accents.pdf")
+    pt = page_text(pdf, 0, (300, 100))
+    raw_text = "".join(c.text for c in pt.chars if not c.generated)
+    assert "\u00b4" in raw_text and "\u00a8" in raw_text  # the layer really has separate accents
+    assert [ln.text for ln in build_lines(pt.chars)] == ["Min\u00e1\u00eb"]
