@@ -42,9 +42,15 @@ from ocrstack.parsing.types import Block, Category
 _OTSL = re.compile(r"<(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
 _OTSL_ESCAPED = re.compile(r"&lt;/?(otsl|fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-_HTML_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
+#: ``<table`` ... the first ``</table>`` after it, found as two searches: a lazy ``<table\b.*?</table>``
+#: scanned to the end of the text from every ``<table`` when no ``</table>`` follows, O(n^2) (the
+#: hardening issue, item 1).
+_TABLE_OPEN = re.compile(r"<table\b", re.IGNORECASE)
+_TABLE_CLOSE = re.compile(r"</table>", re.IGNORECASE)
 _ENTITY = re.compile(r"&(?=#?\w+;)")
-_LINE_START = re.compile(r"^(\s*)([#>+=|]|-(?=\s)|\d+(?=[.)]\s))", re.MULTILINE)
+#: ``[^\S\n]*``, not ``\s*``: a blank run that crossed newlines was rescanned from every line start
+#: in it, O(n^2) on a run of newlines (the hardening issue, item 1); the same lines are escaped.
+_LINE_START = re.compile(r"^([^\S\n]*)([#>+=|]|-(?=\s)|\d+(?=[.)]\s))", re.MULTILINE)
 _INLINE = re.compile(r"[\\*_`\[\]~]")
 _MATH_WRAP = re.compile(r"^\s*(\$\$|\\\[|\$)(.*?)(\$\$|\\\]|\$)\s*$", re.DOTALL)
 DOC_TITLE_LABELS = {"doc_title"}
@@ -96,15 +102,23 @@ def has_escaped_otsl(text: str) -> bool:
     return bool(_OTSL_ESCAPED.search(text))
 
 
+def html_table(text: str) -> str | None:
+    """The first HTML table of ``text``: from ``<table`` (any case, a whole word) through the first
+    ``</table>`` after it; None without both. Linear in ``len(text)``."""
+    start = _TABLE_OPEN.search(text)
+    end = _TABLE_CLOSE.search(text, start.end()) if start else None
+    return text[start.start() : end.end()] if start and end else None
+
+
 def _table(block: Block, structured: bool, where: str, issues: list[str]) -> str:
     text = block.text.strip()
     if has_otsl(text):
         from ocrstack.parsing.assembly.otsl import otsl_to_html  # Engineer B's module, imported when needed
 
         return otsl_to_html(text)
-    m = _HTML_TABLE.search(text)
-    if m:
-        return m.group(0)
+    table = html_table(text)
+    if table is not None:
+        return table
     if structured:
         issues.append(f"{where}: table came back without OTSL or <table>; kept as plain text")
     return escape_text(text)

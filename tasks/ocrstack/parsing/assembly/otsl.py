@@ -43,7 +43,6 @@ HEADER_TOKENS = ("ched", "rhed")
 
 _CELL_TOKEN = re.compile(r"<(fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
 _WRAPPER = re.compile(r"</?otsl>|<loc_\d+>")
-_CAPTION = re.compile(r"<caption>(.*?)</caption>", re.DOTALL)
 _OTSL_SPAN = re.compile(r"<otsl>(.*?)(?:</otsl>|$)", re.DOTALL)
 
 
@@ -59,6 +58,19 @@ class Cell:
     header: bool = False
 
 
+def _captions(text: str) -> tuple[list[str], str]:
+    """The texts of ``<caption>...</caption>`` in ``text`` (stripped) and ``text`` without them; an
+    unclosed ``<caption>`` stays. ``str.find``, not a lazy ``<caption>(.*?)</caption>``: that one
+    scanned to the end from every unclosed ``<caption>``, O(n^2) (the hardening issue, item 1)."""
+    found, out, pos = [], [], 0
+    while (start := text.find("<caption>", pos)) >= 0 and (end := text.find("</caption>", start + 9)) >= 0:
+        found.append(text[start + 9 : end].strip())
+        out.append(text[pos:start])
+        pos = end + 10
+    out.append(text[pos:])
+    return found, "".join(out)
+
+
 def parse_otsl(otsl: str) -> tuple[list[list[tuple[str, str]]], str]:
     """Split OTSL into rows of ``(token, text)`` and return ``(rows, caption)``.
 
@@ -66,8 +78,8 @@ def parse_otsl(otsl: str) -> tuple[list[list[tuple[str, str]]], str]:
     skipped, a last row without ``<nl>`` kept. Text before the first cell
     token becomes an implicit ``fcel`` so nothing is lost. Never raises.
     """
-    caption_parts = [m.strip() for m in _CAPTION.findall(otsl)]
-    body = _WRAPPER.sub("", _CAPTION.sub("", otsl))
+    caption_parts, rest = _captions(otsl)
+    body = _WRAPPER.sub("", rest)
     rows: list[list[tuple[str, str]]] = []
     row: list[tuple[str, str]] = []
     pieces = _CELL_TOKEN.split(body)

@@ -65,7 +65,16 @@ SENTENCE_END = (".", ",", ";", ":")
 #: running heads and page numbers of the corpus's plain pages lie within 7.6 % of an edge, their
 #: first and last body lines 9 % and more away.
 MARGIN = 0.085
-_PAGE_NUMBER = re.compile(r"^[\W\d_]*\d[\W\d_]*$")
+#: A page number: no letter, at least one digit. Two linear searches: the one pattern
+#: ``^[\W\d_]*\d[\W\d_]*$`` backtracked over every split of a digit run, O(n^2) on a long run of
+#: digits followed by a letter (the hardening issue, item 1).
+_NOT_NUMBER = re.compile(r"[^\W\d_]")
+_DIGIT = re.compile(r"\d")
+
+
+def is_page_number(text: str) -> bool:
+    """True when ``text`` holds a digit and no letter ("12", "- 3 -", "iv" is not one)."""
+    return not _NOT_NUMBER.search(text) and bool(_DIGIT.search(text))
 
 
 def plain_reason(pt: PageText, verdict: Verdict, dpi: float) -> str | None:
@@ -140,7 +149,7 @@ def _category(
     text = " ".join(ln.text for ln in own).strip()
     top, bottom = box[3] <= MARGIN * height, box[1] >= (1 - MARGIN) * height
     if len(own) == 1 and (top or bottom) and _isolated(own[0], lines, body):
-        if bottom and _PAGE_NUMBER.match(text):
+        if bottom and is_page_number(text):
             return Category.PAGE_NUMBER
         return Category.HEADER if top else Category.FOOTER
     tall = median(ln.bbox[3] - ln.bbox[1] for ln in own) >= TITLE_HEIGHT * body
