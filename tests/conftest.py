@@ -132,6 +132,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("no NVIDIA GPU here (nvidia-smi not found); run on a GPU host")
     if item.get_closest_marker("network") and "network" not in markexpr:
         pytest.skip("downloads from PyPI: run with -m network (.ci/run runs them as their own step)")
+    if item.get_closest_marker("hostile") and "hostile" not in markexpr:
+        pytest.skip("minutes of hostile-input timings: run with -m hostile (nox -s hostile)")
     if item.get_closest_marker("heavy") and "heavy" not in markexpr:
         pytest.skip("a heavy measurement suite: run with -m heavy (.ci/run's own step; nox -s heavy)")
 
