@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 
@@ -99,7 +100,7 @@ def test_unreachable_cluster_address_fails_in_seconds() -> None:
     import socket
 
     from ocrstack.core.errors import ServerUnreachable
-    from ocrstack.scaleout.executor import _check_reachable
+    from ocrstack.scaleout.session import check_reachable as _check_reachable
 
     with socket.socket() as s:  # a port where nothing listens once closed
         s.bind(("127.0.0.1", 0))
@@ -134,3 +135,17 @@ def test_ray_missing_is_a_config_error_before_any_page(monkeypatch) -> None:
     with pytest.raises(ConfigError, match="needs the ray package") as info:
         RayExecutor()
     assert info.value.exit_code == 9 and "ocrstack[ray]" in str(info.value)
+
+
+def test_ray_env_kept_restores_what_a_local_ray_changed(monkeypatch) -> None:
+    """What a local ``ray.init`` does to the process (sets RAY_AUTH_MODE=token) is undone after it."""
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'ocrstack[ray]')")
+    from ocrstack.scaleout.session import ray_env_kept
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "1")
+    with ray_env_kept():
+        os.environ["RAY_AUTH_MODE"] = "token"
+        os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    assert "RAY_AUTH_MODE" not in os.environ
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "1"

@@ -9,6 +9,7 @@ on the worker node), killed with its process group as a machine dies.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from pathlib import Path
 
@@ -109,3 +110,30 @@ def test_worker_node_removed_mid_run_loses_no_page(tmp_path: Path) -> None:
     ray_md = {p.name: p.read_bytes() for p in sorted((tmp_path / "ray").glob("*.md"))}
     local_md = {p.name: p.read_bytes() for p in sorted((tmp_path / "local").glob("*.md"))}
     assert len(ray_md) == DOCS and ray_md == local_md
+
+
+def test_cluster_joined_after_a_local_ray_in_the_same_process(tmp_path: Path) -> None:
+    """``--ray`` then ``--ray-address`` from one process (the quick bench's order): the local Ray
+    leaves the process's ``RAY_*`` environment as it found it, so the cluster's GCS can reach the
+    second driver and its actors live (before the fix, with ``~/.ray/auth_token`` present, every
+    actor died "cancelled before it started running")."""
+    from ocrstack.scaleout import RayExecutor
+
+    if ray.is_initialized():
+        pytest.skip("Ray is already initialised in this process")
+    ray_env = {k: v for k, v in os.environ.items() if k.startswith("RAY_")}
+    with FakeOpenAIServer(latency=0.0) as a:
+        options = ParseOptions(
+            inputs=_docs(tmp_path)[:1], output=tmp_path / "local-ray", layout="none", recognizer="openai",
+            server_urls=(a.url,), model="fake", concurrency=1,
+        )  # fmt: skip
+        first = pipeline.run(options, progress=False, echo=lambda _l: None, executor=RayExecutor(num_cpus=2))
+        assert {k: v for k, v in os.environ.items() if k.startswith("RAY_")} == ray_env
+        with LoopbackCluster(head_cpus=2) as cluster:
+            second = pipeline.run(
+                dataclasses.replace(options, output=tmp_path / "cluster"), progress=False,
+                echo=lambda _l: None, executor=RayExecutor(cluster.address),
+            )  # fmt: skip
+    assert not ray.is_initialized()
+    assert [(d.pages, d.failed) for d in first.documents] == [(PAGES, 0)]
+    assert [(d.pages, d.failed) for d in second.documents] == [(PAGES, 0)]

@@ -42,11 +42,14 @@ def ray_address():
     """A local Ray on 127.0.0.1 with 2 CPUs for this module; its GCS address."""
     if ray.is_initialized():
         pytest.skip("Ray is already initialised in this process")
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
+    from ocrstack.scaleout.session import ray_env_kept
+
+    with ray_env_kept():  # a later test joining a LoopbackCluster from this process needs it
+        ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+        try:
+            yield ray.get_runtime_context().gcs_address
+        finally:
+            ray.shutdown()
 
 
 def _executor():

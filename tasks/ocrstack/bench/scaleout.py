@@ -55,9 +55,11 @@ def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
     import ray
 
     from ocrstack.scaleout import RayExecutor
+    from ocrstack.scaleout.session import ray_environment, restore_ray_environment
 
     counts = SERVERS[:2] if opts.quick_mode else SERVERS
     started = False
+    saved = ray_environment()
     if not ray.is_initialized():
         ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
         started = True
@@ -105,6 +107,7 @@ def scaleout_rows(opts: BenchOptions, work: Path) -> list[Row]:
     finally:
         if started:
             ray.shutdown()
+            restore_ray_environment(saved)  # else the ray-cluster section's driver loses its actors
     return rows
 
 

@@ -9,6 +9,8 @@ imported only then.
   (:mod:`ocrstack.core.options`).
 * :mod:`.workers` -- what runs on the cluster: page rendering (a CPU task) and the page actor
   (one :class:`~ocrstack.parsing.stages.Parser` per actor, models loaded once per actor).
+* :mod:`.session` -- joining or starting Ray, and the process environment a local Ray leaves
+  restored after it (else a later ``--ray-address`` driver in the process loses its actors).
 * :mod:`.executor` -- :class:`RayExecutor`, the :class:`~ocrstack.parsing.run.work.PageExecutor` that
   :func:`ocrstack.parsing.run.pipeline.run` hands the missing pages to.
 """

@@ -27,17 +27,17 @@ output get each page once. Memory stays bounded: pages are submitted lazily, at 
 from __future__ import annotations
 
 import importlib.util
-import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ocrstack.core.errors import ConfigError, ServerUnreachable
+from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.run.work import DocumentWork
 from ocrstack.parsing.stages import Parser
 from ocrstack.scaleout.options import LOCAL
+from ocrstack.scaleout.session import connect, ray_environment, restore_ray_environment
 from ocrstack.scaleout.workers import PageWorker, render
 
 #: Replacement actors per actor of the run's pool, and retries of a lost render task (Ray's
@@ -47,7 +47,6 @@ MAX_RETRIES = 3
 #: Times one page is sent again after its actor, node or intermediate object was lost (each lost
 #: actor can cost a page one try before it is replaced; a node holds a few actors).
 LOST_PAGE_RETRIES = 5
-_INIT_LOCK = threading.Lock()
 
 
 class RayExecutor:
@@ -94,36 +93,6 @@ class RayExecutor:
         self.lost = 0
         self._replacements = 0
 
-    # -- Ray connection
-
-    def _connect(self) -> bool:
-        """Initialise Ray unless it is; return True when this call started it.
-
-        Raises:
-            ServerUnreachable: no Ray cluster at the address.
-        """
-        import ray
-
-        with _INIT_LOCK:  # API worker threads: one ray.init per process
-            if ray.is_initialized():
-                return False
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-            if self.address == LOCAL:
-                kwargs.update(address="local", _node_ip_address="127.0.0.1", num_cpus=self.num_cpus)
-            else:
-                _check_reachable(self.address)
-                kwargs["address"] = self.address
-                if _loopback(self.address):  # Ray rewrites 127.0.0.1 to the host's IP: join as 127.0.0.1
-                    kwargs["_node_ip_address"] = "127.0.0.1"
-            try:
-                ray.init(**kwargs)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ServerUnreachable(
-                    f"no Ray cluster at --ray-address {self.address}: {exc}",
-                    "start one (ray start --head) or check RAY_ADDRESS; --ray starts a local Ray",
-                ) from None
-            return True
-
     def in_flight(self, parser: Parser, layout_actors: int) -> int:
         """Pages submitted at once: twice the pages the actors can work on (layout actors plus
         the recognition actor's ``parser.workers`` for a server-backed recognizer), like the
@@ -148,7 +117,8 @@ class RayExecutor:
         """
         import ray
 
-        started = self._connect()
+        saved = ray_environment()
+        started = connect(self.address, self.num_cpus)
         self.computed = self.lost = 0
         try:
             self._run(ray, parser, work, page_done)
@@ -158,6 +128,7 @@ class RayExecutor:
                     ray.kill(actor)
             if started and not self.keep_ray:
                 ray.shutdown()
+                restore_ray_environment(saved)  # see ocrstack.scaleout.session
 
     def _new_actor(self, ray: Any, parser: Parser, recognition: bool) -> Any:
         """A page actor (no Ray restarts: a lost one is replaced by :meth:`_replace_lost`)."""
@@ -263,40 +234,6 @@ def default_layout_actors(cpus: int) -> int:
     """Layout actors for a cluster of ``cpus`` CPUs: each holds one CPU; a quarter of the CPUs (at
     least one) stays free for the render tasks, so rendering never waits for a layout actor."""
     return max(1, cpus - max(1, cpus // 4))
-
-
-#: Seconds to wait for a TCP connection to a cluster address before giving up (Ray itself retries
-#: for minutes against an address where nothing listens).
-CONNECT_TIMEOUT = 5.0
-
-
-def _loopback(address: str) -> bool:
-    """True for a ``127.x.x.x:PORT`` / ``localhost:PORT`` GCS address (a cluster started with
-    ``ray start --node-ip-address 127.0.0.1``: the driver must join its nodes on that address)."""
-    host = address.rpartition(":")[0]
-    return host == "localhost" or host.startswith("127.")
-
-
-def _check_reachable(address: str) -> None:
-    """Fail in seconds when nothing listens at ``HOST:PORT`` / ``ray://HOST:PORT`` (``auto`` is
-    left to Ray, which fails at once without a local cluster).
-
-    Raises:
-        ServerUnreachable: the TCP connection is refused or times out (address and fix named).
-    """
-    import socket
-
-    if address == "auto":
-        return
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
-            return
-    except (OSError, ValueError) as exc:
-        raise ServerUnreachable(
-            f"no Ray cluster at --ray-address {address}: {exc}",
-            "start one (ray start --head --port PORT) and pass its address, or use --ray for a local Ray",
-        ) from None
 
 
 def _is_lost(ray: Any, exc: BaseException) -> bool:
