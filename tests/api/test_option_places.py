@@ -80,7 +80,9 @@ def test_each_request_option_reaches_the_job(app: FastAPI, png: bytes, name: str
     r = TestClient(app).post("/v1/jobs", files={"file": ("note.png", png, "image/png")}, data={name: value})
     assert r.status_code == 202, r.text
     job = app.state.service.store.get(r.json()["id"])
-    assert getattr(app.state.service.worker.job_options(job), name) == expected
+    worker = app.state.service.worker
+    # what the job runs with: its stored options plus the secrets this process keeps (a password)
+    assert getattr(worker.secrets.restore(job.options, worker.job_options(job)), name) == expected
 
 
 @pytest.mark.parametrize("name", NOT_REQUEST)

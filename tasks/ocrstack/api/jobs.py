@@ -113,7 +113,7 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
             upload=tmp,
             name=name,
             filename=up.filename or name,
-            options=api_options.to_json(opts),
+            options={**api_options.to_json(opts), **svc.worker.secrets.keep(opts)},
             pages_total=pages,
             callback=callback,
         )
@@ -249,7 +249,7 @@ def page_image(job_id: str, page: int, svc: ServiceDep) -> Response:
     job = get_job(svc, job_id)
     if job.state == "cancelled":
         raise HTTPException(409, f"job {job_id} is cancelled")
-    opts = svc.worker.job_options(job)
+    opts = svc.worker.secrets.restore(job.options, svc.worker.job_options(job))
     if not 1 <= page <= documents.count_pages(opts.inputs[0], opts.password):
         raise UsageError(f"page {page} is out of range", f"use 1..{job.pages_total}")
     return FileResponse(pageimages.png(svc.store.job_dir(job_id), opts, page), media_type="image/png")
@@ -258,7 +258,9 @@ def page_image(job_id: str, page: int, svc: ServiceDep) -> Response:
 @router.delete("/v1/jobs/{job_id}", response_model=Deleted, responses=errors(401, 404))
 def delete_job(job_id: str, svc: ServiceDep) -> dict:
     """Cancel a queued/running job, or delete a finished one with its files."""
-    if get_job(svc, job_id).state == "queued":  # its files first: space on a full data dir
+    job = get_job(svc, job_id)
+    svc.worker.secrets.drop(job.options)
+    if job.state == "queued":  # its files first: space on a full data dir
         shutil.rmtree(svc.store.job_dir(job_id), ignore_errors=True)
     before = svc.store.cancel(job_id)
     if before in ("queued", "running"):

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ocrstack.api.jobsecrets import SECRET_FIELDS
 from ocrstack.client.http import base_url, public_url
 from ocrstack.core import options as opt
 from ocrstack.core.errors import UsageError
@@ -184,8 +185,8 @@ def service_defaults(values: Mapping[str, Any]) -> ParseOptions:
 
 
 def to_json(opts: ParseOptions) -> dict:
-    """The request-settable fields of ``opts`` as JSON (stored with the job; never the API key nor a
-    server URL's credentials)."""
+    """The request-settable fields of ``opts`` as JSON (stored with the job; never the API key, a
+    server URL's credentials nor a PDF password: :mod:`ocrstack.api.jobsecrets`)."""
     data = {
         name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Path) else value
         for name in FIELDS
@@ -193,6 +194,8 @@ def to_json(opts: ParseOptions) -> dict:
     }
     # a server's credentials stay in the service's flags, not in the job database (issue 25 item 7)
     data["server_urls"] = [public_url(u) for u in data["server_urls"]]
+    for name in SECRET_FIELDS:  # kept in memory only (ocrstack.api.jobsecrets)
+        data[name] = None
     return data
 
 

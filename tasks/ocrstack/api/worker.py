@@ -25,6 +25,7 @@ from typing import Any
 
 from ocrstack.api import options as api_options
 from ocrstack.api import storage, webhooks
+from ocrstack.api.jobsecrets import JobSecrets
 from ocrstack.api.liveness import reporting
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.observed import ObservedRecognizer
@@ -138,6 +139,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._cancel: set[str] = set()
+        self.secrets = JobSecrets()
         self._recognizers: dict[str, Any] = {}  # running job -> its recognizer (aborted on cancel)
         self._held: set[str] = set()  # jobs running here (their leases are renewed)
         self._lost: set[str] = set()  # leases another replica took over: stop, keep the files
@@ -297,6 +299,7 @@ class Worker:
         summary: RunSummary | None = None
         started = time.perf_counter()
         try:
+            opts = self.secrets.restore(job.options, opts)
             layout, recognizer = self._engines(opts, engines)
             with self._lock:
                 self._recognizers[job.id] = recognizer
