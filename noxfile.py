@@ -105,8 +105,7 @@ def deploy(session: nox.Session) -> None:
 
 @nox.session
 def hardpdfs(session: nox.Session) -> None:
-    """Issue 22's hard-PDF batch: the manifest's PDF-library test files (downloaded once into
-    ~/.cache/ocrstack/hardpdfs, sha256-checked), each parsed with a timeout (network the first time)."""
+    """Issue 22's hard-PDF batch (files cached in ~/.cache/ocrstack/hardpdfs), each with a timeout."""
     _install(session, "dev")
     session.run("ocrstack", "quality", "hardpdfs", "--fetch", *session.posargs)
 

@@ -30,6 +30,8 @@ OTHER_TOOLS = {
     "--max-model-len": "vllm serve (guide 8)",
     "--served-model-name": "vllm serve (guide 4.1)",
     "--head": "ray start --head",
+    "--require-hashes": "pip install (the olmocr scorer's own venv, issue 22)",
+    "--no-deps": "pip install (the olmocr scorer's own venv, issue 22)",
 }
 
 
