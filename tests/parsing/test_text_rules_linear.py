@@ -6,7 +6,8 @@ too) is timed, best of 3, on 10^5 and 10^6 characters of each hostile shape of
 quadratic rule about 100). A ratio, not a wall-clock bound. The rules of
 :data:`~ocrstack.parsing.textrules.SLOW` take seconds per call at 10^6 characters (linearly):
 they are the ``hostile`` suite, run only when ``-m`` names it (``nox -s hostile``, about 10
-minutes on one core; not in ``.ci/run``), each 10^6 run timed once (seconds long, steady).
+minutes on one core; not in ``.ci/run``), each 10^6 run timed best of 2 (a single timing once
+read 25-30 for OTSL on ``lt-amp`` beside a busy neighbour; best of 2 alone: 8.5).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def test_rule_is_linear_on_hostile_runs(name, rule) -> None:
     for shape, make in SHAPES.items():
         small, big = make(SMALL), make(BIG)
         rule(small)  # warm caches (compiled patterns, imports)
-        t_small, t_big = best_of(rule, small), best_of(rule, big, times=1 if name in SLOW else 3)
+        t_small, t_big = best_of(rule, small), best_of(rule, big, times=2 if name in SLOW else 3)
         ratio = t_big / max(t_small, 1e-6)
         if ratio > LINEAR_RATIO_MAX:
             slow.append(f"{shape}: {t_small * 1000:.1f} ms vs {t_big * 1000:.1f} ms, ratio {ratio:.1f}")
