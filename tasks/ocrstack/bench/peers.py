@@ -24,6 +24,7 @@ The bench reports; it asserts nothing.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -36,6 +37,11 @@ from ocrstack.bench import metrics as m
 from ocrstack.bench.options import BenchOptions
 from ocrstack.bench.peer_child import TOOLS
 from ocrstack.bench.results import Row
+
+#: The module each peer imports (the ``bench`` extra installs them; the dev environment does not).
+PEER_MODULES = {"pymupdf4llm": "pymupdf4llm", "pymupdf4llm-legacy": "pymupdf4llm", "markitdown": "markitdown"}
+#: How to get the peers.
+BENCH_INSTALL = "scripts/bootstrap bench, or nox -s bench"
 
 #: Issue 21 targets: ocrstack cold s/file <= 1.0x pymupdf4llm default's, warm s/page <= 1.0x
 #: pymupdf4llm legacy's; born-digital peak RSS <= 250 MiB; 300-page vs 10-page <= 1.3x.
@@ -110,6 +116,10 @@ def measure(files: list[Path], work: Path) -> dict[str, Tool]:
 
     pages = {f: count_pages(f) for f in files}
     tools = {t: Tool() for t in TOOLS}
+    for name, tool in tools.items():  # a peer the environment lacks: its row says why, up front
+        module = PEER_MODULES.get(name)
+        if module is not None and importlib.util.find_spec(module) is None:
+            tool.error = f"{module} is not installed: it comes with the bench extra ({BENCH_INSTALL})"
     for f in files:  # interleaved: file by file, every tool
         for name, tool in tools.items():
             if tool.error:
