@@ -2,7 +2,7 @@
 
 Each rule of :data:`ocrstack.parsing.textrules.RULES` (the list the security table's row uses
 too) is timed, best of 3, on 10^5 and 10^6 characters of each hostile shape of
-:data:`~ocrstack.parsing.textrules.SHAPES`; the ratio must stay at most 25 (linear is about 10, a
+:data:`~ocrstack.parsing.textrules.SHAPES`; the ratio must stay at most 40 (linear is about 10, a
 quadratic rule about 100). A ratio, not a wall-clock bound. The rules of
 :data:`~ocrstack.parsing.textrules.SLOW` take seconds per call at 10^6 characters (linearly):
 they are the ``hostile`` suite, run only when ``-m`` names it (``nox -s hostile``, about 10
@@ -17,7 +17,10 @@ import pytest
 from ocrstack.parsing.textrules import RULES, SHAPES, SLOW, best_of
 
 SMALL, BIG = 10**5, 10**6
-LINEAR_RATIO_MAX = 25.0
+#: Linear is about 10; a rule that takes microseconds reads up to about 24 where the 10^6-character
+#: string outgrows the CPU caches (born-digital html_cells on backslash-dollar: 0.17 ms vs 3.97 ms,
+#: linear from 10^4 to 3 x 10^5); a quadratic rule reads about 100.
+LINEAR_RATIO_MAX = 40.0
 
 
 @pytest.mark.parametrize(
