@@ -62,7 +62,7 @@ def heavy(session: nox.Session) -> None:
 
 @nox.session
 def hostile(session: nox.Session) -> None:
-    """The slow text rules timed on 10^6-character hostile runs (issue 25; ~10 min, not in CI)."""
+    """The slow text rules timed on 10^6-character hostile runs (issue 25; ~13 min, not in CI)."""
     _install(session, "dev")
     session.run("python", "-m", "pytest", "-m", "hostile", *session.posargs)
 

@@ -5,7 +5,7 @@ too) is timed, best of 3, on 10^5 and 10^6 characters of each hostile shape of
 :data:`~ocrstack.parsing.textrules.SHAPES`; the ratio must stay at most 40 (linear is about 10, a
 quadratic rule about 100). A ratio, not a wall-clock bound. The rules of
 :data:`~ocrstack.parsing.textrules.SLOW` take seconds per call at 10^6 characters (linearly):
-they are the ``hostile`` suite, run only when ``-m`` names it (``nox -s hostile``, about 10
+they are the ``hostile`` suite, run only when ``-m`` names it (``nox -s hostile``, about 13
 minutes on one core; not in ``.ci/run``), each 10^6 run timed best of 2 (a single timing once
 read 25-30 for OTSL on ``lt-amp`` beside a busy neighbour; best of 2 alone: 8.5).
 """
