@@ -95,10 +95,12 @@ def _png(path: Path, text: str) -> Path:
     return path
 
 
-def _pdf(path: Path, pages: int) -> Path:
+def text_pdf(path: Path, pages: int, prefix: str = "") -> Path:
+    """Write an image-only PDF of ``pages`` 400 x 300 px pages, each reading ``{prefix}page N``
+    (the load and replica runs' documents: one recognizer request per page with ``--layout none``)."""
     ims = [Image.new("RGB", (400, 300), "white") for _ in range(pages)]
     for i, im in enumerate(ims):
-        ImageDraw.Draw(im).text((20, 40), f"page {i + 1}", fill="black")
+        ImageDraw.Draw(im).text((20, 40), f"{prefix}page {i + 1}", fill="black")
     ims[0].save(path, save_all=True, append_images=ims[1:])
     return path
 
@@ -190,7 +192,7 @@ def _cache_keys(data: Path) -> set[str]:
 
 def _sigkill(opts: LoadOptions, root: Path, result: LoadResult) -> None:
     data = root / "sigkill"
-    pdfs = [_pdf(root / f"k{i}.pdf", opts.kill_pages) for i in range(opts.kill_jobs)]
+    pdfs = [text_pdf(root / f"k{i}.pdf", opts.kill_pages) for i in range(opts.kill_jobs)]
     total = opts.kill_jobs * opts.kill_pages
     with FakeOpenAIServer(latency=opts.kill_latency) as fake:
         args = _service_args(fake.url, ("--concurrency", "1"))

@@ -36,9 +36,9 @@ from typing import Any
 
 import httpx
 import psycopg
-from PIL import Image, ImageDraw
 
 from ocrstack.api import faultcount as fc
+from ocrstack.api.loadtest import text_pdf
 from ocrstack.api.process import ServiceProcess
 from ocrstack.core.errors import ConfigError
 from ocrstack.testing.fake_openai import FakeOpenAIServer
@@ -130,14 +130,6 @@ class FaultTable:
         """The rows as JSON (``ok``, ``rows`` with every figure and ``problems``)."""
         rows = [{**dataclasses.asdict(r), "problems": r.problems()} for r in self.rows]
         return json.dumps({"ok": self.ok, "rows": rows}, indent=2)
-
-
-def _pdf(path: Path, pages: int, n: int) -> Path:
-    ims = [Image.new("RGB", (400, 300), "white") for _ in range(pages)]
-    for i, im in enumerate(ims):
-        ImageDraw.Draw(im).text((20, 40), f"document {n} page {i + 1}", fill="black")
-    ims[0].save(path, save_all=True, append_images=ims[1:])
-    return path
 
 
 class _Fleet:
@@ -306,7 +298,7 @@ def _row(n: int, opts: ReplicaLoadOptions, cluster: Cluster, root: Path) -> Faul
     url = cluster.database(f"replicas{n}_{secrets.token_hex(4)}")
     work = root / f"replicas-{n}"
     work.mkdir(parents=True, exist_ok=True)
-    docs = [_pdf(work / f"doc{i:03d}.pdf", opts.pages, i) for i in range(opts.jobs)]
+    docs = [text_pdf(work / f"doc{i:03d}.pdf", opts.pages, f"document {i} ") for i in range(opts.jobs)]
     secret = secrets.token_hex(16)
     row = FaultRow(n, opts.jobs, extra={"pages": opts.pages})
     started = time.monotonic()
