@@ -41,6 +41,7 @@ from ocrstack.bench.pagewords import markdown_words, pdftotext_words
 from ocrstack.core import options as opt
 from ocrstack.core import paths
 from ocrstack.core.errors import StepFailed
+from ocrstack.parsing.options import TextLayerMode
 
 #: Exit codes of the CLI contract (``ocrstack.core.errors``); any other is a crash.
 _CONTRACT = set(range(0, 12)) | {130}
@@ -63,9 +64,9 @@ class HardPdfOptions:
         help="seconds per file (default 300)",
     )
     text_layer: str = opt.option(
-        "auto",
+        TextLayerMode.AUTO.value,
         flags=("--text-layer",),
-        choices=("auto", "on", "off"),
+        choices=tuple(m.value for m in TextLayerMode),
         help="parse's --text-layer (default auto)",
     )
     workdir: Path | None = opt.option(
