@@ -123,19 +123,24 @@ def _guard_processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
         monkeypatch.setattr(socket.socket, "listen", _no_listen)
 
 
+#: Markers whose tests run only when the ``-m`` expression names them, with the skip reason.
+OPT_IN = {
+    "network": "downloads from PyPI: run with -m network (.ci/run runs them as their own step)",
+    "hostile": "minutes of hostile-input timings: run with -m hostile (nox -s hostile)",
+    "heavy": "a heavy measurement suite: run with -m heavy (.ci/run's own step; nox -s heavy)",
+}
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip ``gpu`` tests with the reason when no NVIDIA driver is present, ``network`` tests
-    unless the ``-m`` expression names ``network`` (the default run stays offline), and ``heavy``
-    suites unless it names ``heavy`` (the default run stays a fast loop; issue 20)."""
-    markexpr = item.config.option.markexpr or ""
+    """Skip ``gpu`` tests with the reason when no NVIDIA driver is present, and the :data:`OPT_IN`
+    markers' tests unless the ``-m`` expression names the marker (the default run stays offline
+    and a fast loop; issue 20)."""
     if item.get_closest_marker("gpu") and shutil.which("nvidia-smi") is None:
         pytest.skip("no NVIDIA GPU here (nvidia-smi not found); run on a GPU host")
-    if item.get_closest_marker("network") and "network" not in markexpr:
-        pytest.skip("downloads from PyPI: run with -m network (.ci/run runs them as their own step)")
-    if item.get_closest_marker("hostile") and "hostile" not in markexpr:
-        pytest.skip("minutes of hostile-input timings: run with -m hostile (nox -s hostile)")
-    if item.get_closest_marker("heavy") and "heavy" not in markexpr:
-        pytest.skip("a heavy measurement suite: run with -m heavy (.ci/run's own step; nox -s heavy)")
+    markexpr = item.config.option.markexpr or ""
+    for marker, reason in OPT_IN.items():
+        if item.get_closest_marker(marker) and marker not in markexpr:
+            pytest.skip(reason)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
