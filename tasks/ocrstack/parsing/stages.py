@@ -178,15 +178,10 @@ class Parser:
         (the HTTP service's cancelled job, :mod:`ocrstack.api.worker`). Default: nothing."""
 
     def start_layout(self, s: PageState) -> None:
-        """Start the layout of ``s.page`` on another core (a PDF page with ink, ``--text-layer
-        auto|on``, an in-process model): it does not need the text layer, so it runs beside the OCR
-        sample; with the layer judged sound ``orient`` leaves the page as it is."""
-        if (
-            self.options.text_layer != TextLayerMode.OFF
-            and s.page.dpi is not None
-            and not self.layout.remote
-            and ink.has_ink(s.page.image)
-        ):
+        """Start the layout of ``s.page`` on another core (a PDF page, ``--text-layer auto|on``, an
+        in-process model; the caller checks the page has ink): it does not need the text layer, so
+        it runs beside the OCR sample; with the layer judged sound ``orient`` leaves the page as it is."""
+        if self.options.text_layer != TextLayerMode.OFF and s.page.dpi is not None and not self.layout.remote:
             s.early = (s.page, self._layout_pool().submit(self.layout.detect, s.page))
 
     def _layout_pool(self) -> ThreadPoolExecutor:
@@ -217,6 +212,7 @@ class TextLayer(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         mode = parser.options.text_layer
+        inked = ink.has_ink(s.page.image)  # once per page: the layout started early and blank need it
         layer, verdict = textlayer.read_page(s.page, mode, parser.options.password)
         s.plain = bool(
             layer is not None
@@ -224,7 +220,7 @@ class TextLayer(Stage):
             and parser.layout.plain_pages_from_layer
             and plain.plain_reason(layer, verdict, s.page.dpi or 72.0) is None
         )
-        if not s.plain:
+        if not s.plain and inked:
             parser.start_layout(s)
         if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
             memo = parser.checked_fonts
@@ -234,7 +230,7 @@ class TextLayer(Stage):
             )
             memo.add(key, agreed)
         s.layer, s.verdict = (layer if verdict.sound else None), verdict
-        if s.layer is None and not ink.has_ink(s.page.image):
+        if s.layer is None and not inked:
             s.blank = True
             s.page = dataclasses.replace(s.page, notes=(*s.page.notes, ink.BLANK_NOTE))
         s.plain = s.plain and s.layer is not None
