@@ -62,7 +62,7 @@ def _shared_file(name: str, page: int, dpi: int) -> Path | None:
     return Path(root) / f"page-{digest}.pickle"
 
 
-def _load(path: Path, sha: str, page: int) -> None:
+def _load(path: Path) -> None:
     """Merge a page's stored OCR lines and results into this process's memos."""
     if path.is_file():
         memo, results = pickle.loads(path.read_bytes())
@@ -91,7 +91,7 @@ def parse(corpus: Path, name: str, page: int, layout: str = "rapid-layout", dpi:
         else:
             sha = documents.file_sha256(corpus / name)
             with FileLock(str(shared.with_suffix(".lock"))):
-                _load(shared, sha, page)
+                _load(shared)
                 if key not in _RESULTS:
                     _RESULTS[key] = _parse_page(corpus, name, page, layout, dpi)
                     _store(shared, name, sha, page, dpi)
