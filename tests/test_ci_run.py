@@ -31,3 +31,16 @@ def test_the_security_table_is_its_own_step_and_counts_in_the_exit_code(repo: Pa
     (step,) = [c for c in commands if c.startswith(".venv-dev/bin/python -m ocrstack api security")]
     assert step.endswith("|| security=$?")
     assert any(c.startswith("exit ") and "security" in c for c in commands)
+
+
+def test_the_readme_names_every_command_ci_runs(repo: Path) -> None:
+    """CI runs what the README says: each step's command (its exit-code capture left out) and the
+    exit line appear verbatim in README.md."""
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    steps = [
+        c.split(" || ")[0]
+        for c in _commands(repo)
+        if c.startswith(("bash scripts/test", ".venv-dev/bin/python", "exit "))
+    ]
+    assert len(steps) == 5, steps
+    assert [s for s in steps if s not in readme] == []
