@@ -265,8 +265,6 @@ def delete_job(job_id: str, svc: ServiceDep) -> dict:
     before = svc.store.cancel(job_id)
     if before in ("queued", "running"):
         svc.worker.cancel(job_id)
-        if before == "queued":
-            shutil.rmtree(svc.store.job_dir(job_id), ignore_errors=True)
         return {"id": job_id, "status": "cancelled"}
     svc.store.delete(job_id)
     return {"id": job_id, "status": "deleted"}
