@@ -224,3 +224,26 @@ def test_random_token_soup_gives_a_valid_tiling(seed: int) -> None:
     n_rows = 1 + max(r for r, _ in taken)
     n_cols = 1 + max(c for _, c in taken)
     assert set(taken) == {(r, c) for r in range(n_rows) for c in range(n_cols)}, soup
+
+
+def test_very_ragged_grid_is_not_padded() -> None:
+    """4,000 one-cell rows beside one 4,000-cell row would pad to 16 M slots (quadratic in the
+    output's length); above MAX_GRID_SLOTS every row keeps its own cells and all text stays."""
+    from ocrstack.parsing.assembly import otsl
+
+    n = 4_000
+    wide = "".join(f"<fcel>w{i}" for i in range(n)) + "<nl>"
+    tall = "".join(f"<fcel>t{i}<nl>" for i in range(n))
+    assert n * n > otsl.MAX_GRID_SLOTS
+    cells, n_rows, n_cols = otsl.otsl_cells(wide + tall)
+    assert (n_rows, n_cols) == (n + 1, n)
+    assert len(cells) == 2 * n  # one per token: nothing padded
+    html_out = otsl_to_html(wide + "<ucel>u<nl>" + tall)
+    assert html_out.count("<tr>") == n + 2
+    assert "w3999" in html_out and "t3999" in html_out and ">u<" in html_out
+
+
+def test_grid_at_the_cap_is_still_padded() -> None:
+    """A ragged table under the cap keeps today's padding (rows filled to the widest)."""
+    cells_html = otsl_to_html("<fcel>a<fcel>b<fcel>c<nl><fcel>d<nl>")
+    assert cells_html.count("<td></td>") == 2

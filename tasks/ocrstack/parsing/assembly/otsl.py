@@ -27,7 +27,10 @@ Model output is not always well formed. This converter never raises on it
   non-rectangular is emitted as its own empty cell instead;
 * text that follows a continuation token is appended to the cell it merges
   into, so no recognised text is lost;
-* all cell text is HTML-escaped (a ``<`` in a cell cannot open a tag).
+* all cell text is HTML-escaped (a ``<`` in a cell cannot open a tag);
+* a grid that padding would make larger than :data:`MAX_GRID_SLOTS` (very ragged rows: one
+  row of thousands of cells beside thousands of one-cell rows) is not padded: each row keeps
+  its own cells, spans unresolved, so cost follows the input's length, not its square.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ from dataclasses import dataclass
 SPAN_TOKENS = ("lcel", "ucel", "xcel")
 #: Tokens rendered as ``<th>``.
 HEADER_TOKENS = ("ched", "rhed")
+#: Most slots (rows x widest row) of a padded grid. A large real table (200 rows of 50 columns:
+#: 10,000 slots) is far below it; beyond it the padded grid would cost time and memory quadratic
+#: in the model's output (4,000 one-cell rows beside one 4,000-cell row: 16 M slots; the
+#: review's finding on ``otsl_cells`` after the hardening issue).
+MAX_GRID_SLOTS = 250_000
 
 _CELL_TOKEN = re.compile(r"<(fcel|ecel|lcel|ucel|xcel|ched|rhed|srow|nl)>")
 _WRAPPER = re.compile(r"</?otsl>|<loc_\d+>")
@@ -115,6 +123,8 @@ def otsl_cells(otsl: str) -> tuple[list[Cell], int, int]:
     rows, _ = parse_otsl(otsl)
     n_rows = len(rows)
     n_cols = max((len(r) for r in rows), default=0)
+    if n_rows * n_cols > MAX_GRID_SLOTS:
+        return _unpadded(rows), n_rows, n_cols
     grid = [[r[c] if c < len(r) else ("ecel", "") for c in range(n_cols)] for r in rows]
 
     owner: list[list[tuple[int, int]]] = [[(r, c) for c in range(n_cols)] for r in range(n_rows)]
@@ -160,6 +170,15 @@ def otsl_cells(otsl: str) -> tuple[list[Cell], int, int]:
             parts = ([text] if text else []) + extra_text.get(me, [])
             cells.append(Cell(r, c, rowspan, colspan, " ".join(parts), header=token in HEADER_TOKENS))
     return cells, n_rows, n_cols
+
+
+def _unpadded(rows: list[list[tuple[str, str]]]) -> list[Cell]:
+    """One 1x1 cell per token, row by row, no padding and no spans (see :data:`MAX_GRID_SLOTS`)."""
+    return [
+        Cell(r, c, 1, 1, text, header=token in HEADER_TOKENS)
+        for r, row in enumerate(rows)
+        for c, (token, text) in enumerate(row)
+    ]
 
 
 def otsl_to_html(otsl: str) -> str:
