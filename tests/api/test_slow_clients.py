@@ -23,11 +23,18 @@ pytestmark = [pytest.mark.server]
 
 class _Quick(HeadDeadline):
     head_timeout = 0.5
+    body_idle_timeout = 0.5
 
 
-async def _app(scope, receive, send) -> None:  # the smallest ASGI app: 200 "ok"
+async def _app(scope, receive, send) -> None:  # reads the whole body, then 200 "ok"
     if scope["type"] != "http":
         return
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        if not message.get("more_body"):
+            break
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
     await send({"type": "http.response.body", "body": b"ok"})
 
@@ -62,6 +69,22 @@ def test_a_head_sent_in_pieces_within_the_deadline_is_served(port: int) -> None:
         for piece in (b"GET / HTTP/1.1\r\n", b"Host: 127.0.0.1\r\n", b"\r\n"):
             sock.sendall(piece)
             time.sleep(0.1)
+        sock.settimeout(10)
+        assert sock.recv(1024).startswith(b"HTTP/1.1 200")
+
+
+def test_a_body_that_stops_coming_loses_the_connection(port: int) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n0123456789")
+        assert _closed_by_server(sock)  # 90 bytes owed, none sent: uvicorn alone waits for ever
+
+
+def test_a_body_sent_slowly_but_steadily_is_served(port: int) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 6\r\n\r\n")
+        for piece in (b"ab", b"cd", b"ef"):  # 0.9 s in all, each gap under the idle limit
+            time.sleep(0.3)
+            sock.sendall(piece)
         sock.settimeout(10)
         assert sock.recv(1024).startswith(b"HTTP/1.1 200")
 
