@@ -42,6 +42,47 @@ def test_ray_addresses_ray_address_accepts(address: str) -> None:
     assert ray_options.from_args(args).address == address
 
 
+def test_ray_pool_ttl_default_zero_and_negative(capsys) -> None:
+    assert ray_options.from_args(_parse(["in.pdf", "--ray-address", "auto"])).ray_pool_ttl == 300.0
+    assert ray_options.from_args(_parse(["--ray-pool-ttl", "0", "in.pdf"])).ray_pool_ttl == 0.0
+    with pytest.raises(UsageError, match="--ray-pool-ttl"):
+        ray_options.from_args(_parse(["--ray-pool-ttl", "-1", "in.pdf"]))
+
+
+class _Reached(BaseException):
+    """Raised by the stubbed pipeline: the command got as far as running it."""
+
+
+def test_ray_pool_ttl_reaches_the_executor_of_parse_and_api_serve(monkeypatch, tmp_path) -> None:
+    """``parse`` and ``api serve`` hand ``--ray-pool-ttl`` to :class:`RayExecutor` (nothing is run)."""
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'ocrstack[ray]')")
+    pytest.importorskip("fastapi", reason="the api extra is not installed")
+    from ocrstack.api.app import _executor_factory
+    from ocrstack.cli import main
+    from ocrstack.parsing.run import pipeline
+    from ocrstack.scaleout import executor
+
+    made = []
+    real = executor.RayExecutor.__init__
+
+    def spy(self, *a, **kw):
+        real(self, *a, **kw)
+        made.append(self)
+
+    def stop(*_a, **_kw):
+        raise _Reached
+
+    monkeypatch.setattr(executor.RayExecutor, "__init__", spy)
+    monkeypatch.setattr(pipeline, "run", stop)
+    factory = _executor_factory("127.0.0.1:1", 7.0)
+    assert factory is not None and factory().pool_ttl == 7.0
+    pdf = tmp_path / "in.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    with pytest.raises(_Reached):
+        main(["parse", str(pdf), "--ray-address", "127.0.0.1:1", "--ray-pool-ttl", "12"])
+    assert [e.pool_ttl for e in made] == [7.0, 12.0]
+
+
 def test_a_file_given_as_the_address_fails_with_the_fix() -> None:
     with pytest.raises(UsageError) as err:
         ray_options.from_args(_parse(["--ray-address", "in.pdf"]))

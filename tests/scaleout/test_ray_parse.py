@@ -222,6 +222,7 @@ def test_interrupted_driver_rerun_computes_only_unfinished_pages(
         for _attempt in range(3):
             shutil.rmtree(cache, ignore_errors=True)
             code = _fingerprint()
+            first = _chat_blocks(srv)
             _killed_cli_run(argv, cli_env, cache)
             if _fingerprint() == code:
                 break
@@ -230,16 +231,22 @@ def test_interrupted_driver_rerun_computes_only_unfinished_pages(
         done = {p: p.stat().st_mtime_ns for p in cache.rglob("p*.json")}
         assert 2 <= len(done) < PAGES, f"{len(done)} pages cached when the driver was killed"
         assert not (options.output / "scans.md").exists()
-        # a task of the killed driver may still be sending its page until Ray reaps it (seen on a
-        # loaded machine: 7 requests for 6 pages computed): count from when the server is quiet
+        # the killed driver's pages in flight finish on the actors it left on the cluster (kept
+        # actors: ocrstack.scaleout.pool), whose answers land in the block answer cache under
+        # --cache-dir: count from when the server is quiet
         _quiet(srv, seconds=5 * 0.6)
         before = _chat_blocks(srv)
         executor = _executor()
         summary = _run(options, executor)
         sent = _chat_blocks(srv) - before
+        total = _chat_blocks(srv) - first
     doc = summary.documents[0]
     assert (doc.pages, doc.cached, doc.failed) == (PAGES, len(done), 0)
-    assert executor.computed == sent == PAGES - len(done)
+    # the rerun computes exactly the pages not cached; no page's request was sent twice over both
+    # runs (those the killed run had in flight were answered from the answer cache)
+    assert executor.computed == PAGES - len(done)
+    assert sent <= executor.computed
+    assert total == PAGES
     # the cached pages were read, not rewritten
     assert {p: p.stat().st_mtime_ns for p in done} == done
     assert len(list(cache.rglob("p*.json"))) == PAGES

@@ -31,13 +31,14 @@ from ocrstack.api.stores import open_store
 from ocrstack.api.worker import Worker
 
 
-def _executor_factory(address: str | None) -> Callable[[], Any] | None:
-    """Each job's page executor for ``--ray`` (Ray imported only then), or None."""
+def _executor_factory(address: str | None, pool_ttl: float) -> Callable[[], Any] | None:
+    """Each job's page executor for ``--ray`` (Ray imported only then), or None; the jobs share
+    one Ray and, between jobs of the same engine settings, its page actors (``pool_ttl``)."""
     if address is None:
         return None
     from ocrstack.scaleout import RayExecutor
 
-    return lambda: RayExecutor(address, keep_ray=True)  # one Ray for every job of the service
+    return lambda: RayExecutor(address, keep_ray=True, pool_ttl=pool_ttl)
 
 
 @asynccontextmanager
@@ -123,7 +124,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
         metrics,
         config.base,
         threads=config.workers,
-        executor=_executor_factory(config.ray),
+        executor=_executor_factory(config.ray, config.ray_pool_ttl),
         webhook_secret=config.webhook_secret,
     )
     app = FastAPI(

@@ -19,6 +19,7 @@ from ocrstack.api.stores import DATABASE_ENV
 from ocrstack.core import options as opt
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.options import ParseOptions
+from ocrstack.scaleout.options import DEFAULT_TTL
 
 #: Import names of the ``api`` extra's packages (pyproject ``[project.optional-dependencies] api``).
 API_EXTRA = ("fastapi", "uvicorn", "python_multipart")
@@ -35,8 +36,9 @@ class ServiceConfig:
     """``ocrstack api serve`` settings, each declared once (flag, default, range, help).
 
     ``base`` holds the service defaults of every job (the parse options marked ``SERVICE``, built by
-    :func:`ocrstack.api.options.service_defaults`); ``ray`` comes from ``--ray`` /
-    ``--ray-address`` (:mod:`ocrstack.scaleout.options`); ``retry_after`` is no flag.
+    :func:`ocrstack.api.options.service_defaults`); ``ray`` and ``ray_pool_ttl`` come from ``--ray`` /
+    ``--ray-address`` and ``--ray-pool-ttl`` (:mod:`ocrstack.scaleout.options`); ``retry_after`` is
+    no flag.
     """
 
     host: str = opt.option(
@@ -216,6 +218,8 @@ class ServiceConfig:
     #: ``--ray`` (``local``) / ``--ray-address ADDRESS``: jobs' pages run on Ray
     #: (:class:`ocrstack.scaleout.RayExecutor`); None: here.
     ray: str | None = None
+    #: ``--ray-pool-ttl``: idle seconds before the jobs' kept Ray actors end (0: each job's end).
+    ray_pool_ttl: float = DEFAULT_TTL
 
 
 #: Request-settable number (ParseOptions field) -> the ServiceConfig field bounding it. ``limit`` is

@@ -116,8 +116,10 @@ def warm_cluster_rows(opts: BenchOptions, work: Path) -> list[Row]:
     (issue 23 item 3): a one-node ``ray start`` cluster on 127.0.0.1 with this machine's CPUs
     (:class:`ocrstack.testing.ray_cluster.LoopbackCluster`), started before the timed runs; the
     same scan parsed locally, then twice through ``RayExecutor(address)`` (cold: the cluster's
-    first job; warm: the second, as a user's next ``parse --ray-address``). Each Ray run joins the
-    cluster as a new driver (``ray.init`` included in its time, as a CLI run pays it).
+    first job, which makes the page actors; warm: the second, as a user's next ``parse
+    --ray-address``, which finds them kept: :mod:`ocrstack.scaleout.pool`). Each Ray run joins the
+    cluster as a new driver (``ray.init`` included in its time, as a CLI run pays it). The detail
+    says how many actors each run made and found.
 
     Rows: ``ray warm/local`` (issue 23's target: >= 0.95) and ``ray cold/local``.
 
@@ -142,10 +144,11 @@ def warm_cluster_rows(opts: BenchOptions, work: Path) -> list[Row]:
             executor = RayExecutor(cluster.address)  # joins, runs, leaves (ray.shutdown) like the CLI
             out = work / f"out-cluster-{run}"
             t, _ = run_pipeline(parse_options(pdf, out, fleet.urls, opts.concurrency, opts.dpi), executor)
-            figures[run] = (t, executor.start_seconds)
+            assert executor.pool is not None
+            figures[run] = (t, executor.start_seconds, executor.pool.created, executor.pool.found)
         assert not ray.is_initialized()
     local = pages / t_local
-    ratio = {run: round(pages / t / local, 3) for run, (t, _s) in figures.items()}
+    ratio = {run: round(pages / f[0] / local, 3) for run, f in figures.items()}
     return [
         Row(
             f"ray {run}/local ({n} servers, --ray-address)",
@@ -153,8 +156,9 @@ def warm_cluster_rows(opts: BenchOptions, work: Path) -> list[Row]:
             "x",
             ">= 0.95" if run == "warm" else "",
             ("meets" if ratio[run] >= 0.95 else "misses") if run == "warm" else "info",
-            f"{pages} pages: ray {pages / t:.2f} pages/s ({start:.1f} s of {t:.1f} s starting actors), "
-            f"local {local:.2f} pages/s; load average {os.getloadavg()[0]:.1f}",
+            f"{pages} pages: ray {pages / t:.2f} pages/s ({start:.2f} s of {t:.1f} s starting actors: "
+            f"{made} made, {found} kept from before), local {local:.2f} pages/s; "
+            f"load average {os.getloadavg()[0]:.1f}",
         )
-        for run, (t, start) in figures.items()
+        for run, (t, start, made, found) in figures.items()
     ]

@@ -146,11 +146,13 @@ def _serve(args: argparse.Namespace) -> int:
     from ocrstack.scaleout import options as ray_options
 
     base = service_defaults(opt.namespace_values(args, ParseOptions, opt.SERVICE))
+    ray = ray_options.from_args(args)
     config = opt.build(
         ServiceConfig,
         opt.namespace_values(args, ServiceConfig),
         base=base,
-        ray=ray_options.from_args(args).address,
+        ray=ray.address,
+        ray_pool_ttl=ray.ray_pool_ttl,
     )
     serve(config)
     return 0

@@ -85,7 +85,7 @@ def _handle(args: argparse.Namespace) -> int:
     if address is not None:  # --ray/--ray-address: pages computed on Ray (ray is imported only then)
         from ocrstack.scaleout import RayExecutor
 
-        executor = RayExecutor(address)
+        executor = RayExecutor(address, pool_ttl=ray.ray_pool_ttl)
     from ocrstack.parsing.run import pipeline
 
     try:

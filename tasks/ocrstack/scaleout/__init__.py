@@ -5,10 +5,12 @@ A stage above :mod:`ocrstack.parsing` (it drives parsing; parsing never imports 
 by :mod:`ocrstack.commands.parse` and the API worker only when one of them is given, so ``ray`` is
 imported only then.
 
-* :mod:`.options` -- the ``--ray`` and ``--ray-address`` options, declared once
-  (:mod:`ocrstack.core.options`).
-* :mod:`.workers` -- what runs on the cluster: page rendering (a CPU task) and the page actor
-  (one :class:`~ocrstack.parsing.stages.Parser` per actor, models loaded once per actor).
+* :mod:`.options` -- the ``--ray``, ``--ray-address`` and ``--ray-pool-ttl`` options, declared
+  once (:mod:`ocrstack.core.options`).
+* :mod:`.workers` -- what runs on the cluster: the page actor (renders pages, runs the stages;
+  models loaded once per actor, one :class:`~ocrstack.parsing.stages.Parser` per run over them).
+* :mod:`.pool` -- the actors kept on a cluster between runs: named by a key of the engine
+  settings, detached, released after ``--ray-pool-ttl`` idle seconds.
 * :mod:`.session` -- joining or starting Ray, and the process environment a local Ray leaves
   restored after it (else a later ``--ray-address`` driver in the process loses its actors).
 * :mod:`.executor` -- :class:`RayExecutor`, the :class:`~ocrstack.parsing.run.work.PageExecutor` that

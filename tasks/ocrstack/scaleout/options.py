@@ -23,6 +23,10 @@ from ocrstack.core.errors import UsageError
 #: The address of a local Ray started for the run (``--ray``).
 LOCAL = "local"
 FLAGS = "Ray"
+#: Seconds a kept page actor waits for a call before it ends itself (``--ray-pool-ttl``'s
+#: default; :mod:`ocrstack.scaleout.pool`): long enough for the next run of a batch, short enough
+#: that an idle cluster gets its CPUs back within minutes.
+DEFAULT_TTL = 300.0
 
 
 def looks_like_address(value: str) -> bool:
@@ -70,6 +74,18 @@ class RayOptions:
         exclusive="ray",
         help="compute pages on a running Ray cluster: 'auto' (this node's cluster, $RAY_ADDRESS), "
         "HOST:PORT (its GCS) or ray://HOST:10001",
+    )
+    ray_pool_ttl: float = opt.option(
+        DEFAULT_TTL,
+        flags=("--ray-pool-ttl",),
+        metavar="SECONDS",
+        convert=float,
+        minimum=0,
+        example="300",
+        group=FLAGS,
+        help="with --ray-address: the page actors stay on the cluster for the next run with the same "
+        "engine settings and end after SECONDS without a page; 0: end them with this run "
+        "(default: {default:g})",
     )
 
     @property
