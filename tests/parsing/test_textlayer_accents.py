@@ -75,3 +75,34 @@ def test_a_pdf_with_accent_glyphs_reads_composed(tmp_path: Path) -> None:
     raw_text = "".join(c.text for c in pt.chars if not c.generated)
     assert "\u00b4" in raw_text and "\u00a8" in raw_text  # the layer really has separate accents
     assert [ln.text for ln in build_lines(pt.chars)] == ["Min\u00e1\u00eb"]
+
+
+def _pdf_with_text(path: Path, text: str) -> Path:
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    pdf = pdfium.PdfDocument.new()
+    page = pdf.new_page(400, 100)
+    obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", 20.0)
+    buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
+    raw.FPDFText_SetText(obj, buf)
+    raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, 20, 50)
+    raw.FPDFPage_InsertObject(page.raw, obj)
+    raw.FPDFPage_GenerateContent(page.raw)
+    page.close()
+    pdf.save(str(path))
+    pdf.close()
+    return path
+
+
+def test_a_pair_of_single_quotes_reads_as_the_double_quote(tmp_path: Path) -> None:
+    # issue 22 class 3: a typesetter without the double-quote glyph sets two single quotes
+    pdf = _pdf_with_text(tmp_path / "quotes.pdf", "the \u2018\u2018term\u2019\u2019 and \u2018one\u2019")
+    pt = page_text(pdf, 0, (400, 100))
+    assert "\u2018\u2018" in "".join(c.text for c in pt.chars)  # the layer really has the pairs
+    assert [ln.text for ln in build_lines(pt.chars)] == ["the \u201cterm\u201d and \u2018one\u2019"]
+
+
+def test_ascii_apostrophe_pairs_stay() -> None:
+    chars = _run([("f", 0), ("'", 10), ("'", 20), ("x", 30)])  # a double prime, not a quote
+    assert [ln.text for ln in build_lines(chars)] == ["f''x"]

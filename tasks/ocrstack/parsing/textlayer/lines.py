@@ -14,7 +14,9 @@ are skipped; a line-end hyphen (PDFium's U+FFFE) is written as "-".
 Accents set as glyphs of their own over a letter (TeX's ``\\'a``, ``\\v c``: PDFium gives
 ``Min ´ a´c ˇ`` for "Mináč", issue 22 class 3) are composed with the letter they overlap
 (:data:`ACCENTS`), and each letter with its combining marks is NFC-composed (:func:`compose`), so
-the text reads as the page shows it.
+the text reads as the page shows it. Two typographic single quotes set as a pair (``‘‘``, ``’’``:
+fonts and typesetters without the double-quote glyph) are the double quote the page shows
+(:func:`quote_pairs`).
 """
 
 from __future__ import annotations
@@ -70,6 +72,18 @@ def compose(text: str) -> str:
 
 
 _CLUSTER = re.compile("[^\u0300-\u036f][\u0300-\u036f]+")
+
+#: A pair of typographic single quotes -> the double quote it draws (issue 22 class 3: the
+#: olmOCR sample's ``‘‘corporate social responsibility’’``). Only the curly forms: a pair of
+#: ASCII apostrophes is also a double prime (``f''(x)``) and is left alone.
+QUOTE_PAIRS = {"\u2018\u2018": "\u201c", "\u2019\u2019": "\u201d"}
+
+
+def quote_pairs(text: str) -> str:
+    """``text`` with each ``‘‘`` written ``“`` and each ``’’`` written ``”`` (:data:`QUOTE_PAIRS`)."""
+    for pair, quote in QUOTE_PAIRS.items():
+        text = text.replace(pair, quote)
+    return text
 
 
 def _over(accent: BBox, letter: BBox) -> bool:
@@ -148,7 +162,7 @@ def build_lines(
         if pending is not None:
             add(pending[1].text, pending[1].bbox)
             pending = None
-        t = compose("".join(text).strip())
+        t = quote_pairs(compose("".join(text).strip()))
         turn = max(turns, key=lambda d: (turns[d], d == 0)) if turns else 0
         if t and boxes:
             # the direction as the OCR path records it (lines.rotated.direction)
