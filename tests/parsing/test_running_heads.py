@@ -67,3 +67,21 @@ def test_body_text_and_one_off_margin_text_stay() -> None:
         _page(1, _block(Category.TEXT, "Body", 300, 400)),
     ]
     assert "Only here" in render_document(two).markdown
+
+
+def test_a_side_stamp_set_top_to_bottom_in_the_margin_is_dropped() -> None:
+    """A repository's download stamp down the left edge (issue 22 class 1; the arXiv stamp is the
+    same shape); a one-word binding-margin label and a tall block inside the page stay."""
+    stamp = "Downloaded from repository.example.org at 6:51 on Monday November 11th 2019"
+    page = _page(
+        0,
+        _block(Category.TEXT, "Main text of the page, long enough to be the body.", 200, 600),
+        _block(Category.TEXT, stamp, 300, 900, 10, 40),  # 30 px wide, 600 tall, left 5 %
+        _block(Category.TEXT, "NAME", 300, 500, 20, 45),  # a label: one word
+        _block(Category.TEXT, "a narrow column of words here", 200, 900, 380, 420),  # not in a margin
+        _block(Category.TEXT, "arXiv:2101.00001v1 [cs.CL] 1 Jan 2021", 200, 700, 770, 795),  # right edge
+    )
+    md = render_page(page).markdown
+    assert "Downloaded" not in md and "arXiv" not in md
+    assert "NAME" in md and "a narrow column of words here" in md
+    assert "Downloaded" in render_page(page, keep_paratext=True).markdown

@@ -11,6 +11,12 @@ whole document (:func:`running_blocks`), a text block in the top or bottom margi
 * it shares a line with a block the layout model labelled paratext (same band, overlapping
   vertically by half its height).
 
+Anywhere down the page, a text block in the left or right margin band (:data:`SIDE`) that is a
+line set top to bottom (at least :data:`STAMP_RATIO` times taller than wide) and reads as a
+phrase (at least :data:`STAMP_WORDS` words) is a side stamp: a repository's "Downloaded from
+... on <date>", arXiv's identifier and date, a journal's side banner (:func:`side_stamp`). An
+exam's binding-margin labels (NAME, SEAT: one word each) stay.
+
 Such blocks are dropped with the labelled paratext unless ``--keep-paratext``.
 """
 
@@ -29,6 +35,20 @@ MARGIN = 0.08
 _ROMAN = r"(?=[ivxlc])x{0,3}(ix|iv|v?i{0,3})|(?=[ivxlc])l?x{0,3}(ix|iv|v?i{0,3})|c{1,3}"
 _NUMBER = re.compile(rf"^[\s\-–—|]*(page\s*)?(\d{{1,4}}|{_ROMAN})(\s*(of|/)\s*\d{{1,4}})?[\s\-–—|]*$", re.I)
 _TEXT_LIKE = (Category.TEXT, Category.TITLE)
+#: Share of the page width at the left and at the right that holds side stamps (arXiv's stamp
+#: lies 10-40 pt from the edge of a 612 pt page: within 7 %).
+SIDE = 0.08
+#: A side stamp's box is at least this many times taller than wide (one line set top to bottom).
+STAMP_RATIO = 4.0
+#: Least words of a side stamp: a sentence or an identifier with its date, not a one-word label.
+STAMP_WORDS = 3
+
+
+def side_stamp(b: Block, width: float) -> bool:
+    """``b`` is a side stamp (see the module docstring) on a page ``width`` pixels wide."""
+    w, h = b.bbox[2] - b.bbox[0], b.bbox[3] - b.bbox[1]
+    aside = b.bbox[2] <= SIDE * width or b.bbox[0] >= (1 - SIDE) * width
+    return aside and h >= STAMP_RATIO * max(w, 1.0) and len(b.text.split()) >= STAMP_WORDS
 
 
 def min_repeats(pages: int) -> int:
@@ -70,6 +90,9 @@ def running_blocks(pages: Sequence[PageResult]) -> dict[int, set[int]]:
         if p.error:
             continue
         for b in p.blocks:
+            if b.category in _TEXT_LIKE and side_stamp(b, p.size[0]):
+                found[p.index].add(b.order)
+                continue
             band = _band(b, p.size[1]) if b.category in _TEXT_LIKE and b.text.strip() else None
             if band is None:
                 continue
