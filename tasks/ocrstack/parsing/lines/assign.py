@@ -14,6 +14,7 @@ from statistics import median
 
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.lines import rotated
+from ocrstack.parsing.lines.margins import split_margin_rows
 from ocrstack.parsing.lines.titles import promote_headers
 from ocrstack.parsing.reading_order import order_lines
 from ocrstack.parsing.tables.grid import table_from_lines
@@ -71,7 +72,9 @@ class Line:
     toc: bool = False
 
 
-def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = False) -> list[Block]:
+def assign_lines(
+    blocks: list[Block], lines: list[Line], structured: bool = False, height: float | None = None
+) -> list[Block]:
     """Give every line to exactly one block and set the blocks' text (nothing is read twice).
 
     A line goes to the block covering the largest fraction of it (at least 0.5); on a tie
@@ -89,7 +92,13 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
     geometry (:func:`ocrstack.parsing.tables.grid.table_from_lines`) when they form at least
     2 x 2 cells and the block covers at most :data:`TABLE_MAX_SHARE` of the area the page's
     lines span.
+
+    ``height`` (the page's, pixels; whole-page lines only): a spread running-head or footer row
+    becomes a block of its own first (:func:`ocrstack.parsing.lines.margins.split_margin_rows`).
     """
+    heads: list[Block] = []
+    if height is not None:
+        lines, heads = split_margin_rows(lines, height, len(blocks))
     owners: dict[int, list[Line]] = {i: [] for i in range(len(blocks))}
     loose: list[Line] = []
     # numbers in tables and figures are cells or labels, not contents entries
@@ -150,13 +159,13 @@ def assign_lines(blocks: list[Block], lines: list[Line], structured: bool = Fals
             bbox=union(ln.bbox for ln in g),
             category=Category.TEXT,
             score=min(ln.score for ln in g),
-            order=len(blocks) + k,
+            order=len(blocks) + len(heads) + k,
             label="recovered",
             text=join_lines(g),
         )
         for k, g in enumerate(group_lines(loose))
     ]
-    return [*blocks, *extra]
+    return [*blocks, *heads, *extra]
 
 
 def promote_title_lines(blocks: list[Block], owners: dict[int, list[Line]], lines: list[Line]) -> None:

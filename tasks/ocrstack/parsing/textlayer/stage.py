@@ -190,7 +190,7 @@ def fill_blocks(
         if not any(covered(ln.bbox, r) >= 0.5 for r in routed)
     ]
     lines = [ln for ln, _ in kept]
-    filled = assign_lines(layer_blocks, lines, structured=True)
+    filled = assign_lines(layer_blocks, lines, structured=True, height=page.size[1])
     headings.promote(filled, lines, [f for _, f in kept])
     for b in filled:
         b.source = SOURCE_LAYER

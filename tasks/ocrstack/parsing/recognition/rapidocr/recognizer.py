@@ -335,7 +335,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         lines = self._lines.pop(id(page.image), None)
         if lines is None:
             lines = self.read_page_lines(page.image)
-        out = assign_lines(blocks, lines, structured=False)
+        out = assign_lines(blocks, lines, structured=False, height=page.size[1])
         self.reread_empty(page, blocks, lines)
         return out
 
