@@ -119,6 +119,82 @@ def test_scan_table_from_ocr_lines_and_none_for_prose():
     assert table_from_lines(prose, (0, 0, 300, 45)) is None
 
 
+def test_a_row_number_column_splits_although_section_rows_cross_it():
+    """Issue 22 class 5 (a row-number column merged into the next: "12 Challenge"): section rows
+    ("Chemistry") cross the narrow gutter after the numbers in a third of the rows; the rows
+    that have words on both sides of it make it a column boundary all the same."""
+    words: list[Word] = []
+    y = 0
+    for section in ("Proteomics", "Chemistry", "Archaeology", "Reactor Lab"):
+        words.append(_w(100, y, 200, section))  # crosses the gutter at 122-140
+        y += 30
+        for k, level in enumerate(("Easy", "Normal", "Challenge")):
+            words += [_w(100, y, 112 if k < 2 else 122, str(k + 1)), _w(140, y, 220, level)]
+            words += [_w(300, y, 340, f"0.{k}1"), _w(400, y, 440, f"0.{k}2")]
+            y += 30
+    cells, n_rows, n_cols = build_grid(words, (90, 0, 450, y))
+    assert n_cols == 4
+    rows = {r: [c for c in cells if c.row == r] for r in range(n_rows)}
+    assert [(c.text, c.colspan) for c in rows[0]][:1] == [("Proteomics", 2)]
+    assert [c.text for c in rows[3]] == ["3", "Challenge", "0.21", "0.22"]
+
+
+def test_a_column_boundary_does_not_cut_a_long_cell():
+    """The boundary goes where the fewest rows cross the gutter, so the one long first-column
+    cell ("Wikipedia & Wikibooks") spans rather than losing its last word to the next column."""
+    words = []
+    for y in range(8):
+        words += [_w(100, 30 * y, 180, f"source{y}"), _w(300, 30 * y, 380, f"type{y}")]
+    words += [_w(100, 240, 190, "Wikipedia"), _w(196, 240, 210, "&"), _w(216, 240, 280, "Wikibooks")]
+    words += [_w(300, 240, 390, "Encyclopedic")]
+    cells, _, n_cols = build_grid(words, (90, 0, 400, 260))
+    assert n_cols == 2
+    assert [c.text for c in cells if c.row == 8] == ["Wikipedia & Wikibooks", "Encyclopedic"]
+
+
+def test_a_phrase_over_a_column_boundary_spans_instead_of_being_cut():
+    words = []
+    for y in range(8):
+        words += [_w(100, 30 * y, 160, f"task{y}")]
+        words += [_w(x, 30 * y, x + 40, "0.5") for x in (300, 400, 500)]
+    # a description in ordinary word spaces across the number columns: the boundaries fall
+    # into its word spaces, where no row has ink
+    words += [_w(100, 240, 200, "Exploring"), _w(206, 240, 290, "Combinations"), _w(296, 240, 330, "and")]
+    words += [_w(336, 240, 380, "Hill"), _w(386, 240, 440, "Climbing")]
+    cells, _, n_cols = build_grid(words, (90, 0, 560, 260))
+    assert n_cols == 4
+    assert [(c.text, c.colspan) for c in cells if c.row == 8] == [
+        ("Exploring Combinations and Hill Climbing", 3),
+        ("", 1),
+    ]
+
+
+def test_slanted_column_heads_stand_over_their_columns():
+    """Column heads set on a slant: each word's box lies over the columns to its right too; it
+    is placed by its first character (issue 22 class 5: nine heads collapsed into one cell)."""
+    from ocrstack.parsing.tables.born_digital import words_in
+    from ocrstack.parsing.textlayer.extract import Char
+
+    chars = []
+    for x0, head in ((300, "Procedure"), (360, "Completion"), (420, "Knowledge")):
+        # each letter 8 px right of and 5 px above the one before, its box 12 px high
+        chars += [
+            Char(ch, (x0 + 8 * k, 100 - 5 * k, x0 + 8 * k + 12, 112 - 5 * k)) for k, ch in enumerate(head)
+        ]
+        chars.append(Char(" ", (0, 0, 0, 0), generated=True))
+    for y in range(8):
+        for x, v in ((100, f"row{y}"), (300, "0.87"), (360, "0.20"), (420, "0.40")):
+            chars += [
+                Char(ch, (x + 8 * k, 130 + 30 * y, x + 8 * k + 8, 142 + 30 * y)) for k, ch in enumerate(v)
+            ]
+            chars.append(Char(" ", (0, 0, 0, 0), generated=True))
+    words = words_in(chars, (90, 0, 520, 400))
+    assert {w.text: w.bbox for w in words}["Procedure"] == (300, 100, 312, 112)
+    cells, _, n_cols = build_grid(words, (90, 0, 520, 400))
+    assert n_cols == 4
+    assert [c.text for c in cells if c.row == 0] == ["", "Procedure", "Completion", "Knowledge"]
+
+
 # -- the corpus tables ------------------------------------------------------------------------
 #: file -> (table box at 200 DPI in page pixels, as rapid-layout finds it, expected rows)
 CASES = {

@@ -22,7 +22,7 @@ a /Rotate use step 2 without rules.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -54,24 +54,19 @@ def words_in(chars: Sequence[Char], box: BBox, gap: float = 0.5) -> list[Word]:
     """Words of the characters whose box centre lies in ``box``, in stream order.
 
     A word ends at whitespace, a PDFium line break, or a gap wider than ``gap`` character
-    heights. Hidden or unfaithful characters must be filtered out by the caller.
+    heights. Hidden or unfaithful characters must be filtered out by the caller. A word set
+    on a slant (a column head turned 45 or 90 degrees: its characters climb by more than a
+    character height) is placed by its first character, where it stands over its column,
+    not by its box, which lies over the columns beside it too (:func:`slanted`).
     """
     words: list[Word] = []
     cur: list[Char] = []
 
     def flush() -> None:
         if cur:
-            words.append(
-                Word(
-                    (
-                        min(c.bbox[0] for c in cur),
-                        min(c.bbox[1] for c in cur),
-                        max(c.bbox[2] for c in cur),
-                        max(c.bbox[3] for c in cur),
-                    ),
-                    "".join("-" if c.hyphen or c.text == "\ufffe" else c.text for c in cur),
-                )
-            )
+            box = cur[0].bbox if slanted([c.bbox for c in cur]) else _union(c.bbox for c in cur)
+            text = "".join("-" if c.hyphen or c.text == "\ufffe" else c.text for c in cur)
+            words.append(Word(box, text))
             cur.clear()
 
     for c in chars:
@@ -91,6 +86,20 @@ def words_in(chars: Sequence[Char], box: BBox, gap: float = 0.5) -> list[Word]:
         cur.append(c)
     flush()
     return words
+
+
+def _union(boxes: Iterable[BBox]) -> BBox:
+    b = list(boxes)
+    return (min(v[0] for v in b), min(v[1] for v in b), max(v[2] for v in b), max(v[3] for v in b))
+
+
+def slanted(boxes: Sequence[BBox]) -> bool:
+    """The character boxes of one word climb or fall by more than the tallest's height from
+    the first to the last: the word is set on a slant or up the page, not along a line."""
+    if len(boxes) < 3:
+        return False
+    mid = [(b[1] + b[3]) / 2 for b in boxes]
+    return abs(mid[-1] - mid[0]) > max(b[3] - b[1] for b in boxes)
 
 
 def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):
