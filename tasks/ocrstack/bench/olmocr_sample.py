@@ -41,14 +41,25 @@ def split_pages(markdown: str) -> dict[int, str]:
 
 
 def ocrstack_candidate(*parse_args: str) -> Candidate:
-    """A candidate running ``python -m ocrstack parse PDF... -o WORK --no-progress *parse_args``.
+    """A candidate running ``python -m ocrstack parse PDF... -o WORK --no-progress --force
+    *parse_args`` (``--force``: a kept ``--workdir`` must not hand back an earlier run's documents).
 
     Raises (from the candidate):
         CheckFailed: the parse exited with a code other than 0 or 7 (its last line named).
     """
 
     def run(pdfs: list[Path], work: Path) -> dict[Path, dict[int, str]]:
-        argv = [sys.executable, "-m", "ocrstack", "parse", *map(str, pdfs), "-o", str(work), "--no-progress"]
+        argv = [
+            sys.executable,
+            "-m",
+            "ocrstack",
+            "parse",
+            *map(str, pdfs),
+            "-o",
+            str(work),
+            "--no-progress",
+            "--force",
+        ]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         done = subprocess.run([*argv, *parse_args], capture_output=True, text=True, env=env)
         if done.returncode not in (0, 7):
