@@ -15,9 +15,10 @@ from statistics import median
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.lines import rotated
 from ocrstack.parsing.lines.margins import split_margin_rows
-from ocrstack.parsing.lines.titles import promote_headers
+from ocrstack.parsing.lines.tabular import find_tables
+from ocrstack.parsing.lines.titles import promote_title_lines
 from ocrstack.parsing.reading_order import order_lines
-from ocrstack.parsing.tables.grid import table_from_lines
+from ocrstack.parsing.tables.grid import FIGURE, table_from_lines
 from ocrstack.parsing.types import BBox, Block, Category
 
 #: A line whose box holds at least this fraction of a block, and is at most this many times
@@ -32,12 +33,6 @@ CONTAINED_AREA_RATIO = 4.0
 #: model took for a picture (tables_zh_debian_reference: "Table 1.24" is labelled figure;
 #: read column-wise it gave "stdin stdout stderr" before their descriptions).
 ROW_ORDER = (Category.TABLE, Category.FIGURE)
-#: A header block whose lines are this many times the page's median line height is a title
-#: (see :func:`promote_title_lines`; the image rule of :mod:`.titles` has its own ratio).
-#: 1.4: re-measured after the detector was sized by the page's text height (rapidocr.reading):
-#: the en_multicol_pari_refcard title is now 45.7 px over a 31.1 px median line, 1.47x.
-TITLE_HEIGHT_RATIO = 1.4
-
 #: A table block larger than this share of the page's text area is not made a ``<table>`` from
 #: line geometry: rapid-layout labels all of the 3-column en_multicol_pari_refcard a table, and
 #: as a grid its OCR read row-wise across the columns (CER 0.05 -> 0.74, order 0.97 -> 0.55);
@@ -95,6 +90,9 @@ def assign_lines(
 
     ``height`` (the page's, pixels; whole-page lines only): a spread running-head or footer row
     becomes a block of its own first (:func:`ocrstack.parsing.lines.margins.split_margin_rows`).
+    A text block whose lines stand in aligned columns becomes a table, and a table block takes
+    in the header rows right above it (:mod:`ocrstack.parsing.lines.tabular`; the blocks of
+    header lines it takes are left out of the result).
     """
     heads: list[Block] = []
     if height is not None:
@@ -130,6 +128,7 @@ def assign_lines(
         else:
             owners[best].append(ln)
     promote_title_lines(blocks, owners, lines)
+    absorbed = find_tables(blocks, owners, loose)  # text blocks that are tables; header rows
     for i, b in enumerate(blocks):
         if b.category is Category.TITLE and owners[i] and all(ln.toc for ln in owners[i]):
             # en_twocol_ltnews24: the last contents entry, "Improving support for Unicode engines 2"
@@ -165,38 +164,7 @@ def assign_lines(
         )
         for k, g in enumerate(group_lines(loose))
     ]
-    return [*blocks, *heads, *extra]
-
-
-def promote_title_lines(blocks: list[Block], owners: dict[int, list[Line]], lines: list[Line]) -> None:
-    """Turn ``header`` blocks that are really a title back into content, in place, from the
-    heights of recognised lines (whole-page line readers: rapidocr, the text layer; the rule
-    for every recognizer, measured on the page image, is :func:`promote_title_headers`).
-
-    Kept beside the image rule because it is the stronger signal where lines exist: rapidocr's
-    padded line boxes put the title of en_multicol_pari_refcard at 1.7x the body, while its
-    ink is only 1.2-1.4x the body rows (bold 12 pt over 9 pt), as close as the running heads
-    of bzip2 (1.26x) and the Debian reference (1.33x).
-
-    rapid-layout labels the masthead of en_twocol_ltnews24 ("LaTeX News" / "Issue 24,
-    February 2016") and the title of en_multicol_pari_refcard ("Pari-GP reference card")
-    ``header``, and assembly drops headers. Running heads are set at or below body size
-    (every header of the corpus pages: 0.9-1.2x the page's median line height), those titles
-    at 1.47-2.4x (the pari title since the detector is sized by text height). So a header block
-    whose own lines' median height is at least ``TITLE_HEIGHT_RATIO`` times the page's median line
-    height becomes a TITLE, and header blocks stacked right under it (vertical gap at most one
-    median line height, overlapping horizontally: the masthead's subtitle) become TEXT. Each changed
-    block gets a warning.
-    """
-    heights = [ln.bbox[3] - ln.bbox[1] for ln in lines]
-    if not heights:
-        return
-    headers = (
-        (b, median(ln.bbox[3] - ln.bbox[1] for ln in owners[i]))
-        for i, b in sorted(enumerate(blocks), key=lambda t: t[1].bbox[1])
-        if b.category is Category.HEADER and owners[i]
-    )
-    promote_headers(headers, median(heights), TITLE_HEIGHT_RATIO)
+    return [*(b for i, b in enumerate(blocks) if i not in absorbed), *heads, *extra]
 
 
 #: Fewest single characters that make a stacked label (:func:`stacked_characters`).
@@ -340,12 +308,20 @@ def paragraph_break(
     return _ends_short(pb, pt, right, lh)
 
 
+def _same_row(a: BBox, b: BBox) -> bool:
+    return min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
+
+
 def merge_toc_numbers(lines: list[Line]) -> list[Line]:
     """Join each line that is only a page number (:data:`TOC_NUMBER`), in a column of at least two
     such numbers with right edges aligned, to the nearest line on its row to its left: a table
     of contents read as two columns (titles, then numbers) otherwise comes out as stray
     page-number lines (issue 10 item 8). The joined line is marked ``toc`` (its row ends a
-    paragraph in :func:`join_lines`). Returns a new list; ``lines`` is not changed."""
+    paragraph in :func:`join_lines`). A number with a figure (:data:`FIGURE`) after it on its
+    row, or whose left neighbour is a figure too or has no letter (a currency sign) and is no
+    dot leader, is a cell of a table's row, not a contents entry's page number, and stays
+    (issue 22 class 5: a statement's "Sales | 876 | 680" and "$ | 141" were joined). Returns a new list;
+    ``lines`` is not changed."""
     nums = [x for x in lines if TOC_NUMBER.match(x.text.strip())]
     # a contents column: at least two numbers whose right edges line up (within a line height)
     nums = [
@@ -358,16 +334,13 @@ def merge_toc_numbers(lines: list[Line]) -> list[Line]:
         if not any(x is ln for x in out):
             continue  # already joined as the left part of a number further right
         b = ln.bbox
-        cands = [
-            x
-            for x in out
-            if x is not ln
-            and x.bbox[2] <= b[0] + 2
-            and min(x.bbox[3], b[3]) - max(x.bbox[1], b[1]) >= 0.5 * min(x.bbox[3] - x.bbox[1], b[3] - b[1])
-        ]
-        if not cands:
+        cands = [x for x in out if x is not ln and x.bbox[2] <= b[0] + 2 and _same_row(x.bbox, b)]
+        right = [x for x in lines if x.bbox[0] >= b[2] - 2 and _same_row(x.bbox, b) and FIGURE.match(x.text)]
+        if not cands or right:  # a figure after it: a table's row, not a contents entry
             continue
         left = max(cands, key=lambda x: x.bbox[2])
+        if FIGURE.match(left.text.strip()) or not re.search(r"[^\W\d_]|^[.\u00b7\u2026 ]+$", left.text):
+            continue  # a figure or a sign ("$") before it: a table's row too
         merged = Line(
             union([left.bbox, b]), f"{left.text} {ln.text.strip()}", min(left.score, ln.score), toc=True
         )

@@ -3,7 +3,7 @@
 Runs in the page's ``paratext`` stage (:mod:`ocrstack.parsing.stages`) before any recognizer,
 so a cropping recognizer (openai) is sent the title instead of skipping it as paratext. The
 line-height rule for whole-page line readers stays in
-:func:`ocrstack.parsing.lines.assign.promote_title_lines`.
+:func:`promote_title_lines`.
 """
 
 from __future__ import annotations
@@ -11,18 +11,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from statistics import median
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
 
 from ocrstack.parsing.types import BBox, Block, Category
 
+if TYPE_CHECKING:
+    from ocrstack.parsing.lines.assign import Line
+
 #: A header block whose ink rows are this many times the body's is a title. Measured on page 1
 #: of every corpus PDF (rapid-layout blocks, 200 DPI): the en_twocol_ltnews24 masthead 2.58x;
 #: running heads and page numbers 0.78-1.33x (bzip2 1.26, Debian reference 1.33); the
 #: "CUI (when filled in)" banner of odd_encrypted_owner_only_dd0293 1.62x, a marking, not a
 #: title; the en_multicol_pari_refcard title only 1.17x (bold 12 pt over 9 pt: left to the
-#: line rule of :func:`ocrstack.parsing.lines.assign.promote_title_lines`).
+#: line rule of :func:`promote_title_lines`).
 TITLE_INK_RATIO = 1.8
 #: A title block starts in this top share of the first page ("high on page 1", issue 10 item 7).
 TITLE_TOP_SHARE = 0.25
@@ -119,3 +123,41 @@ def promote_headers(candidates: Iterable[tuple[Block, float]], lh: float, ratio:
             b.warnings.append("header block right under a title-size header kept as text (title block)")
             promoted.append(b)
     return promoted
+
+
+#: A header block whose lines are this many times the page's median line height is a title
+#: (see :func:`promote_title_lines`; the image rule of :mod:`.titles` has its own ratio).
+#: 1.4: re-measured after the detector was sized by the page's text height (rapidocr.reading):
+#: the en_multicol_pari_refcard title is now 45.7 px over a 31.1 px median line, 1.47x.
+TITLE_HEIGHT_RATIO = 1.4
+
+
+def promote_title_lines(blocks: list[Block], owners: dict[int, list[Line]], lines: list[Line]) -> None:
+    """Turn ``header`` blocks that are really a title back into content, in place, from the
+    heights of recognised lines (whole-page line readers: rapidocr, the text layer; the rule
+    for every recognizer, measured on the page image, is :func:`promote_title_headers`).
+
+    Kept beside the image rule because it is the stronger signal where lines exist: rapidocr's
+    padded line boxes put the title of en_multicol_pari_refcard at 1.7x the body, while its
+    ink is only 1.2-1.4x the body rows (bold 12 pt over 9 pt), as close as the running heads
+    of bzip2 (1.26x) and the Debian reference (1.33x).
+
+    rapid-layout labels the masthead of en_twocol_ltnews24 ("LaTeX News" / "Issue 24,
+    February 2016") and the title of en_multicol_pari_refcard ("Pari-GP reference card")
+    ``header``, and assembly drops headers. Running heads are set at or below body size
+    (every header of the corpus pages: 0.9-1.2x the page's median line height), those titles
+    at 1.47-2.4x (the pari title since the detector is sized by text height). So a header block
+    whose own lines' median height is at least ``TITLE_HEIGHT_RATIO`` times the page's median line
+    height becomes a TITLE, and header blocks stacked right under it (vertical gap at most one
+    median line height, overlapping horizontally: the masthead's subtitle) become TEXT. Each changed
+    block gets a warning.
+    """
+    heights = [ln.bbox[3] - ln.bbox[1] for ln in lines]
+    if not heights:
+        return
+    headers = (
+        (b, median(ln.bbox[3] - ln.bbox[1] for ln in owners[i]))
+        for i, b in sorted(enumerate(blocks), key=lambda t: t[1].bbox[1])
+        if b.category is Category.HEADER and owners[i]
+    )
+    promote_headers(headers, median(heights), TITLE_HEIGHT_RATIO)

@@ -10,20 +10,24 @@ the words (:func:`table_from_lines`). No model is involved.
   :data:`SPLIT_SHARE` of the rows, and :data:`SPLIT_MIN_ROWS`, have words on both sides of it
   and none over it (section
   rows, "Chemistry" over "4 | Easy", cross the gutter of a row-number column in a third of
-  the rows). Gutters narrower than :data:`MIN_GUTTER` character heights are ignored
+  the rows). Gutters narrower than :data:`MIN_GUTTER` character heights (:data:`OCR_GUTTER` OCR box
+  heights) are ignored
   (inter-word spaces, monospace). The column boundary goes in the middle of the part of the
   gutter the fewest rows cross (a long cell that bridges a gutter is not cut: it spans).
   Vertical ruling lines that cross no word are column separators too.
 * **Rows**: words are clustered into text rows by vertical overlap. When at least
   :data:`DENSE_RULES` of the gaps between text rows hold a horizontal rule (a ruled grid), two
-  text rows with no rule between them are one row (a cell wrapped over two lines); otherwise
-  (booktabs: rules only under the header and at the ends) every text row is a row.
+  text rows with no rule between them and at most :data:`WRAP_GAP` line heights apart are one
+  row (a cell wrapped over two lines; a group head above a row of slanted column heads is
+  further off); otherwise (booktabs: rules only under the header and at the ends) every text
+  row is a row.
 * **Spans**: a word over a gutter makes its cell span the columns it covers (colspan).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
@@ -43,10 +47,21 @@ SPLIT_SHARE = 0.5
 SPLIT_MIN_ROWS = 6
 #: Narrowest gutter, in median word heights: a space is 0.25-0.6 of a (loose) character height.
 MIN_GUTTER = 0.8
+#: The same for OCR line boxes (:func:`table_from_lines`), in box heights: rapidocr pads its boxes
+#: (DB unclip), so a column gap between two boxes is narrower and a box higher than the glyphs'
+#: (olmOCR sample olmo2-pg4: boxes 36 px high over 25 px glyphs; the 39 px gap between two
+#: figure columns is 24 px between their boxes). Separate boxes on a row are already apart
+#: by more than a word space (the detector joins words into one box).
+OCR_GUTTER = 0.4
 #: Share of the gaps between text rows that must hold a horizontal rule for the table to be
 #: a ruled grid (text rows with no rule between them are then one wrapped row). Corpus:
 #: tables_zh_debian_reference 16 of 21, booktabs tables 2 of 6.
 DENSE_RULES = 0.5
+#: Largest gap (line heights) between two text rows that are one wrapped row of a ruled grid.
+WRAP_GAP = 1.0
+#: A table's figure: digits with separators, a sign, a currency or a percent ("3,423", "$ 4,737",
+#: "(12.5)", "-3%", "21.32T": a unit letter after it).
+FIGURE = re.compile(r"^[-+−(]?[$€£¥]?\s*\d[\d,.\s]*[%)A-Za-z]?$")
 #: Least vertical overlap (fraction of the smaller height) of two words on one text row.
 ROW_OVERLAP = 0.5
 
@@ -95,28 +110,37 @@ def _dedupe(ys: Sequence[float], tol: float = 3.0) -> list[float]:
 
 
 def column_edges(
-    words: Sequence[Word], box: BBox, rules_v: Sequence[float] = (), n_rows: int | None = None
+    words: Sequence[Word],
+    box: BBox,
+    rules_v: Sequence[float] = (),
+    n_rows: int | None = None,
+    gutter: float = MIN_GUTTER,
+    over: Sequence[Word] = (),
 ) -> list[float]:
     """Column boundaries (x in page pixels, ascending, ``box`` edges included).
 
     ``rules_v``: x of vertical ruling lines spanning most of the table; ``n_rows``: text rows
-    (default: counted from ``words``).
+    (default: counted from ``words``); ``over``: more words (header rows) that do not make
+    gutters but are counted where a boundary goes in one (the fewest of all rows crossed).
     """
     x0, x1 = int(box[0]), int(box[2]) + 1
     rows = _rows(words)
     n = n_rows or len(rows)
     cover = [0] * (x1 - x0 + 1)
+    crossed = [0] * len(cover)  # cover by the rows of ``words`` and of ``over``
     split = [0] * len(cover)  # rows with words left and right of x and none over it
-    for row in rows:
+    for row in rows + _rows(over):
         hit = [False] * len(cover)
         for w in row:
             for x in range(max(x0, int(w.bbox[0])), min(x1, int(w.bbox[2]) + 1)):
                 hit[x - x0] = True
         first_end = min(int(w.bbox[2]) for w in row) - x0
         last_start = max(int(w.bbox[0]) for w in row) - x0
+        own = any(row is r for r in rows)
         for i, h in enumerate(hit):
-            cover[i] += h
-            split[i] += not h and first_end < i < last_start
+            crossed[i] += h
+            cover[i] += h and own
+            split[i] += own and not h and first_end < i < last_start
     lh = median(w.bbox[3] - w.bbox[1] for w in words) if words else 1.0
     limit, weak = int(BRIDGE_SHARE * n), int(WEAK_BRIDGE_SHARE * n)
     edges: list[float] = []
@@ -132,12 +156,12 @@ def column_edges(
         if free and start is None:
             start = x
         elif not free and start is not None:
-            if x - start >= MIN_GUTTER * lh:
-                edges.append(x0 + _least_crossed(cover, start - x0, i))
+            if x - start >= gutter * lh:
+                edges.append(x0 + _least_crossed(crossed, start - x0, i))
             start = None
     for r in rules_v:
         if left < r < right and not any(w.bbox[0] < r < w.bbox[2] for w in words):
-            if all(abs(r - e) > MIN_GUTTER * lh for e in edges):
+            if all(abs(r - e) > gutter * lh for e in edges):
                 edges.append(r)
     out = [float(box[0]), *sorted(edges), float(box[2])]
     # a column needs words starting in it in more than BRIDGE_SHARE of the rows: the tail of
@@ -185,21 +209,29 @@ def build_grid(
     box: BBox,
     rules_v: Sequence[float] = (),
     rules_h: Sequence[tuple[float, float, float]] = (),
+    gutter: float = MIN_GUTTER,
 ) -> tuple[list[GridCell], int, int]:
     """Cells of the table in ``box`` from its ``words``; returns (cells, rows, columns).
 
     ``rules_h``: horizontal rule segments (y, x0, x1) in page pixels. Empty grid positions
     become empty cells. Words in one cell are joined with a space, wrapped lines with a space.
-    Words of a row closer than a gutter (:data:`MIN_GUTTER`) are one phrase, placed as one: a
+    Column boundaries come from the rows from the first that holds a figure (:data:`FIGURE`) on:
+    the header rows above it are laid over the body's columns, spanning those they cover.
+    Words of a row closer than a gutter (``gutter`` word heights) are one phrase, placed as one: a
     phrase over a column boundary spans the columns it covers rather than being cut into them
     ("Exploring Combinations and Hill Climbing" across the number columns under it).
     """
     text_rows = _rows(words)
     if not text_rows:
         return [], 0, 0
-    edges = column_edges(words, box, rules_v, len(text_rows))
+    # the columns are the body's: header rows (above the first row with a figure) are laid over
+    # them; a centred "Year Ended" over three columns does not close their gutters
+    first = next((k for k, r in enumerate(text_rows) if any(FIGURE.match(w.text) for w in r)), 0)
+    body = text_rows[first:] if len(text_rows) - first >= 2 else text_rows
+    heads = [w for r in text_rows[: len(text_rows) - len(body)] for w in r]
+    edges = column_edges([w for r in body for w in r], box, rules_v, len(body), gutter, heads)
     lh = median(w.bbox[3] - w.bbox[1] for w in words)
-    text_rows = [_phrases(r, MIN_GUTTER * lh) for r in text_rows]
+    text_rows = [_phrases(r, gutter * lh) for r in text_rows]
     # one rule per y (a rule drawn as a thin rectangle has two edges); partial rules count
     # (a ruled grid leaves out the rule under a cell spanning two rows only in that column)
     full = _dedupe([r[0] for r in rules_h if r[2] - r[1] >= 0.1 * (box[2] - box[0])])
@@ -213,8 +245,9 @@ def build_grid(
     gaps = [ruled(a, b) for a, b in zip(text_rows, text_rows[1:], strict=False)]
     if gaps and sum(gaps) >= DENSE_RULES * len(gaps):
         rows = [list(text_rows[0])]
-        for row, has_rule in zip(text_rows[1:], gaps, strict=True):
-            if has_rule:
+        for above, row, has_rule in zip(text_rows[:-1], text_rows[1:], gaps, strict=True):
+            apart = min(w.bbox[1] for w in row) - max(w.bbox[3] for w in above)
+            if has_rule or apart > WRAP_GAP * lh:
                 rows.append(list(row))
             else:
                 rows[-1].extend(row)
@@ -295,7 +328,7 @@ def table_from_lines(lines: Sequence[tuple[BBox, str]], box: BBox) -> str | None
     Returns None when the geometry shows no table (fewer than 2 rows or 2 columns).
     """
     words = [Word(b, t) for b, t in lines if t.strip()]
-    cells, n_rows, n_cols = build_grid(words, box)
+    cells, n_rows, n_cols = build_grid(words, box, gutter=OCR_GUTTER)
     if n_rows < 2 or n_cols < 2:
         return None
     return to_html(cells)
