@@ -55,7 +55,7 @@ from statistics import median
 
 import numpy as np
 
-from ocrstack.parsing.recognition.rapidocr import openvino_rec
+from ocrstack.parsing.recognition.rapidocr import openvino_rec, words
 
 #: the recognizer's logger (:mod:`ocrstack.parsing.recognition.rapidocr.recognizer`)
 log = logging.getLogger("ocrstack.rapidocr")
@@ -106,6 +106,7 @@ class RawRead:
     flipped: list[bool]
     det_scale: float = 1.0
     det_passes: int = 1
+    spans: list | tuple = ()  # per box: its words' x extents in its crop (words.spans)
 
 
 def session_options():  # onnxruntime.SessionOptions, imported lazily
@@ -378,8 +379,8 @@ def read_raw(engine, bgr: np.ndarray, rec_batch: int = REC_BATCH, region: bool =
     old_batch = rec.rec_batch_num
     rec.rec_batch_num = rec_batch
     try:
-        texts, scores = recognize(rec, crops)
-        flipped = [False] * len(crops)
+        texts, scores = recognize(boxes := words.WordBoxes(rec), crops)  # and where words stand
+        spans, flipped = boxes.spans(crops), [False] * len(crops)
         unsure = [
             i
             for i, p in enumerate(polys)
@@ -396,4 +397,4 @@ def read_raw(engine, bgr: np.ndarray, rec_batch: int = REC_BATCH, region: bool =
                         texts[i], scores[i], flipped[i] = str(rr.txts[j]), float(rr.scores[j]), True
     finally:
         rec.rec_batch_num = old_batch
-    return RawRead(polys, texts, scores, flipped, scale, passes)
+    return RawRead(polys, texts, scores, flipped, scale, passes, spans)

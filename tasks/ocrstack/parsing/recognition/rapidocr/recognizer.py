@@ -43,7 +43,7 @@ from ocrstack.parsing.lines.assign import (
     promote_title_lines,
 )
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.recognition.rapidocr import openvino_rec, reading
+from ocrstack.parsing.recognition.rapidocr import openvino_rec, reading, words
 from ocrstack.parsing.recognition.rapidocr.reread import RETRY_SCALE, RereadMixin
 from ocrstack.parsing.types import Block, PageImage
 
@@ -213,23 +213,16 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
             raw = reading.read_raw(eng, arr, region=region)
         polys, texts, scores, flipped = raw.polys, raw.texts, raw.scores, raw.flipped
         lines = []
-        for p, t, s, f in zip(polys, texts, scores, flipped, strict=True):
+        for p, t, s, f, sp in zip(polys, texts, scores, flipped, raw.spans or [()] * len(polys), strict=True):
             if s < self.min_score or not t.strip():
                 continue
             w = max(np.linalg.norm(p[0] - p[1]), np.linalg.norm(p[2] - p[3]))
             h = max(np.linalg.norm(p[0] - p[3]), np.linalg.norm(p[1] - p[2]))
             bbox = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
             dx, dy = (float(v) for v in p[1] - p[0])
-            lines.append(
-                Line(
-                    bbox,
-                    t.strip(),
-                    s,
-                    vertical=bool(h >= VERTICAL_RATIO * w),
-                    flipped=f,
-                    angle=math.degrees(math.atan2(dy, dx)),
-                )
-            )
+            turn = math.degrees(math.atan2(dy, dx))
+            line = Line(bbox, t.strip(), s, vertical=bool(h >= VERTICAL_RATIO * w), flipped=f, angle=turn)
+            lines += words.pieces(line, sp, w)  # cut at wide gaps, as the text layer's lines
         return lines
 
     @staticmethod
