@@ -169,6 +169,22 @@ def test_a_phrase_over_a_column_boundary_spans_instead_of_being_cut():
     ]
 
 
+def test_a_cells_wrapped_lines_stay_in_order_beside_a_centred_cell():
+    """A label centred beside a cell of two lines joins them into one text row; the second line,
+    starting 2 px further left, is no phrase with the first (the Debian table's last row came
+    out second line first)."""
+    words = [_w(180, 24, 540, "command <<- delimiter", 30)]  # OCR boxes: padded, overlapping
+    words += [_w(744, 10, 1466, "first line of the cell", 30), _w(742, 36, 1551, "and its second line", 30)]
+    for y in range(2, 9):
+        words += [_w(180, 40 * y + 40, 400, f"label{y}", 30), _w(744, 40 * y + 40, 1200, f"text{y}", 30)]
+    cells, _, n_cols = build_grid(words, (170, 0, 1560, 420))
+    assert n_cols == 2
+    assert [c.text for c in cells if c.row == 0] == [
+        "command <<- delimiter",
+        "first line of the cell and its second line",
+    ]
+
+
 def test_slanted_column_heads_stand_over_their_columns():
     """Column heads set on a slant: each word's box lies over the columns to its right too; it
     is placed by its first character (issue 22 class 5: nine heads collapsed into one cell)."""

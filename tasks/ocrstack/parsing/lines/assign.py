@@ -9,11 +9,11 @@ paragraphs by the same sentence and list rules (:data:`SENTENCE_END`, :data:`LIS
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from statistics import median
 
 from ocrstack.parsing.geometry import area, covered, union
 from ocrstack.parsing.lines import rotated
+from ocrstack.parsing.lines.line import Line
 from ocrstack.parsing.lines.margins import split_margin_rows
 from ocrstack.parsing.lines.tabular import find_tables
 from ocrstack.parsing.lines.titles import promote_title_lines
@@ -44,27 +44,6 @@ FALLBACK_WARNING = {
     Category.FORMULA: "formula read as plain OCR text: rapidocr produces no LaTeX "
     "(use --recognizer openai for $$...$$ formulas)",
 }
-
-
-@dataclass
-class Line:
-    """One recognised text line: axis-aligned ``bbox`` in page pixels, ``text``, ``score`` 0..1.
-
-    ``vertical`` / ``flipped``: the line's direction (:func:`ocrstack.parsing.lines.rotated.direction`).
-    OCR: the detected box was taller than wide (text runs top-bottom) / the 180-degree reading
-    scored higher than the upright one; text layer: its characters' direction.
-    """
-
-    bbox: BBox
-    text: str
-    score: float
-    vertical: bool = False
-    flipped: bool = False
-    #: slope of the detected box's top edge, degrees, image coordinates (y down): positive =
-    #: the line descends to the right
-    angle: float = 0.0
-    #: the line ends with a table-of-contents page number joined to it (:func:`merge_toc_numbers`)
-    toc: bool = False
 
 
 def assign_lines(

@@ -31,7 +31,7 @@ from ocrstack.parsing.reading_order import rows
 from ocrstack.parsing.types import Block, Category
 
 if TYPE_CHECKING:
-    from ocrstack.parsing.lines.assign import Line
+    from ocrstack.parsing.lines.line import Line
 
 #: Share of the page height at the top and at the bottom where a spread row is paratext. Book
 #: scans and title pages set their heads and footers further in than the 8 % of journal pages

@@ -29,7 +29,7 @@ from ocrstack.parsing.reading_order import rows
 from ocrstack.parsing.types import Block, Category
 
 if TYPE_CHECKING:
-    from ocrstack.parsing.lines.assign import Line
+    from ocrstack.parsing.lines.line import Line
 
 MIN_ROWS = 3
 MIN_PIECES = 3

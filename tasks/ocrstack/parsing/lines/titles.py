@@ -19,7 +19,7 @@ from PIL import Image
 from ocrstack.parsing.types import BBox, Block, Category
 
 if TYPE_CHECKING:
-    from ocrstack.parsing.lines.assign import Line
+    from ocrstack.parsing.lines.line import Line
 
 #: A header block whose ink rows are this many times the body's is a title. Measured on page 1
 #: of every corpus PDF (rapid-layout blocks, 200 DPI): the en_twocol_ltnews24 masthead 2.58x;

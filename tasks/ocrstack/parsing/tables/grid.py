@@ -178,10 +178,15 @@ def column_edges(
 
 
 def _phrases(row: Sequence[Word], gap: float) -> list[Word]:
-    """The words of one text row left to right, neighbours less than ``gap`` apart joined."""
+    """The words of one text row left to right, neighbours on one line (overlapping by half a
+    height: a text row also holds a cell's wrapped lines) less than ``gap`` apart joined."""
     out: list[Word] = []
     for w in sorted(row, key=lambda w: w.bbox[0]):
-        if out and w.bbox[0] - out[-1].bbox[2] < gap:
+        a = out[-1].bbox if out else None
+        line = a is not None and min(a[3], w.bbox[3]) - max(a[1], w.bbox[1]) >= ROW_OVERLAP * min(
+            a[3] - a[1], w.bbox[3] - w.bbox[1]
+        )
+        if out and line and w.bbox[0] - out[-1].bbox[2] < gap:
             a, b = out[-1].bbox, w.bbox
             box = (a[0], min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
             out[-1] = Word(box, f"{out[-1].text} {w.text}")
