@@ -18,7 +18,7 @@ def test_spans_place_words_by_their_ctc_columns() -> None:
         word_cols=[[1, 2, 3, 4, 5], [20, 21, 23, 24, 25, 26]],
         line_txt_len=40,
     )
-    assert spans(info, 400) == (("3.32T", 10.0, 60.0), ("21.32T", 200.0, 270.0))
+    assert spans(info, 400) == (("3.32T", 10.0, 60.0), ("21.32T", 200.0, 272.0))  # last char: the pitch
     assert (
         spans(None, 400) == () and spans(SimpleNamespace(words=[], word_cols=[], line_txt_len=0), 400) == ()
     )
@@ -45,6 +45,9 @@ def test_lines_without_a_wide_gap_or_turned_stay_whole() -> None:
     assert pieces(Line((100, 50, 500, 70), "the quick", 0.9, flipped=True), wide, 400)[0].text == "the quick"
     # words that do not add up to the text (a reading the spans do not describe): no cut
     assert pieces(Line((100, 50, 500, 70), "other", 0.9), wide, 400)[0].text == "other"
+    # a cut where the recognizer read no space (a CJK run's end placed short): no cut
+    cjk = Line((100, 50, 500, 70), "直到遇到“delimiter”", 0.9)
+    assert pieces(cjk, (("直到遇到", 0.0, 60.0), ("“delimiter”", 150.0, 300.0)), 400) == [cjk]
 
 
 @pytest.mark.slow

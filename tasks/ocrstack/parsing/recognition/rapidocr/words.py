@@ -67,17 +67,20 @@ def spans(info: Any, width: int) -> tuple[Span, ...]:
     if info is None or not getattr(info, "words", None) or not getattr(info, "line_txt_len", 0):
         return ()
     cell = width / float(info.line_txt_len)
-    return tuple(
-        ("".join(chars), cols[0] * cell, (cols[-1] + 1) * cell)
-        for chars, cols in zip(info.words, info.word_cols, strict=False)
-        if chars and cols
-    )
+    out = []
+    for chars, cols in zip(info.words, info.word_cols, strict=False):
+        if chars and cols:
+            # a character spans about the word's column pitch (CJK 3-4 columns, Latin 1-2)
+            pitch = (cols[-1] - cols[0]) / (len(cols) - 1) if len(cols) > 1 else 2.0
+            out.append(("".join(chars), cols[0] * cell, (cols[-1] + max(1.0, pitch)) * cell))
+    return tuple(out)
 
 
 def pieces(line: Line, words: tuple[Span, ...], crop_width: float) -> list[Line]:
     """``line`` cut at each gap between its ``words`` wider than :data:`MAX_GAP` line heights
-    (boxes from the words' places; the text of each piece its words joined by a space). The
-    line itself when it has no such gap, no word information, or is turned or vertical."""
+    (boxes from the words' places; each piece's text is the line's own between the cuts). The
+    line itself when it has no such gap, no word information, is turned or vertical, or a cut
+    next to CJK text falls where its text has no space (:func:`_cut`)."""
     if len(words) < 2 or crop_width <= 0 or line.vertical or line.flipped or abs(line.angle) > MAX_ANGLE:
         return [line]
     x0, y0, x1, y1 = line.bbox
@@ -97,16 +100,23 @@ def pieces(line: Line, words: tuple[Span, ...], crop_width: float) -> list[Line]
     ]
 
 
+def _wide(ch: str) -> bool:
+    """A CJK ideograph, kana, hangul or full-width form (the recognizer's CN word type)."""
+    return "\u2e80" <= ch <= "\ud7af" or "\uf900" <= ch <= "\uffef"
+
+
 def _cut(text: str, counts: list[int]) -> list[str] | None:
     """``text`` cut into runs of ``counts`` non-space characters each (spaces between runs
-    dropped, spaces inside kept); None when the counts do not add up to the text's."""
+    dropped, spaces inside kept); None when the counts do not add up to the text's, or a cut
+    next to a CJK character falls where the text has no space (a CJK run's end is placed
+    roughly: the recognizer read no gap there; Latin words far apart may come without one)."""
     out, k = [], 0
     for n in counts:
         start = k
         while n and k < len(text):
             n -= not text[k].isspace()
             k += 1
-        if n:
+        if n or (k < len(text) and not text[k].isspace() and (_wide(text[k - 1]) or _wide(text[k]))):
             return None
         out.append(text[start:k].strip())
     return out if not text[k:].strip() else None
