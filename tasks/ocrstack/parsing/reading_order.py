@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import median
 
+from ocrstack.parsing.card_rows import card_rows
 from ocrstack.parsing.geometry import covered
 from ocrstack.parsing.types import BBox, Block
 
@@ -78,8 +79,9 @@ def xy_cut(
             of rows, read row by row (:func:`cells`; None: never). Line order only.
         blocks: the boxes are layout blocks (:func:`order_blocks`): notes in a narrow, mostly
             empty margin beside the text are read where they stand, not as a column first
-            (:func:`margin_groups`), and boxes overlapping one above the other are read top
-            first, not as one row (:func:`rows` with ``stacked``).
+            (:func:`margin_groups`), a grid of cards is read band by band
+            (:func:`ocrstack.parsing.card_rows.card_rows`), and boxes overlapping one above
+            the other are read top first, not as one row (:func:`rows` with ``stacked``).
     """
     if not boxes:
         return []
@@ -132,6 +134,10 @@ def xy_cut(
                 main = [i for k, g in enumerate(vertical) if k not in notes for i in g]
                 side = [i for k in notes for i in vertical[k]]
                 return place_notes(boxes, rec(main), side)
+        if vertical is not None and blocks:  # a grid of cards: band by band (issue 22 class 7)
+            bands = card_rows(boxes, vertical, _groups(ix, boxes, 1, 1.0))
+            if bands is not None:
+                return [i for b in bands for i in rec(b)]
         if vertical is not None:
             return [i for g in vertical for i in rec(g)]
         strips = sorted(_groups(ix, boxes, 1, min_gap_y), key=lambda g: min(boxes[i][1] for i in g))
