@@ -32,6 +32,9 @@ from ocrstack.parsing.types import BBox
 
 #: Least overlap (fraction of the smaller character's height) of two characters on one line.
 SAME_LINE_OVERLAP = 0.5
+#: A line's first character at least this many times the median height of the others is a
+#: drop cap (:func:`_line_box`): the olmOCR sample's "O" of "Over the past" is 4.7x.
+DROP_CAP = 2.0
 #: Largest gap between neighbouring characters of one line, in character heights. Justified
 #: TeX text stretches inter-word spaces to about 0.6 em; table columns and the gutter between
 #: text columns are wider (2 em and more on the corpus pages), so they split lines.
@@ -167,7 +170,7 @@ def build_lines(
         if t and boxes:
             # the direction as the OCR path records it (lines.rotated.direction)
             vertical, flipped = turn in (90, 270), turn in (180, 270)
-            lines.append(Line(bbox=union(boxes), text=t, score=1.0, vertical=vertical, flipped=flipped))
+            lines.append(Line(bbox=_line_box(boxes), text=t, score=1.0, vertical=vertical, flipped=flipped))
             if fonts_out is not None:
                 fonts_out.append(frozenset(fonts))
         text, boxes, space, fonts, turns, at = [], [], False, set(), {}, []
@@ -225,6 +228,19 @@ def build_lines(
         fonts.add(c.font)
     flush()
     return lines
+
+
+def _line_box(boxes: list[BBox]) -> BBox:
+    """The union of a line's character boxes, less the height of a drop cap: a first letter
+    at least :data:`DROP_CAP` times the median height of the others spans the lines below it
+    too, and a line box that tall was read after them (issue 22 class 7)."""
+    box = union(boxes)
+    if len(boxes) > 2:
+        heights = sorted(b[3] - b[1] for b in boxes[1:])
+        if boxes[0][3] - boxes[0][1] >= DROP_CAP * heights[len(heights) // 2]:
+            rest = union(boxes[1:])
+            box = (box[0], rest[1], rest[2], rest[3])
+    return box
 
 
 def is_vertical(ln: Line) -> bool:
