@@ -85,3 +85,22 @@ def test_a_side_stamp_set_top_to_bottom_in_the_margin_is_dropped() -> None:
     assert "Downloaded" not in md and "arXiv" not in md
     assert "NAME" in md and "a narrow column of words here" in md
     assert "Downloaded" in render_page(page, keep_paratext=True).markdown
+
+
+def test_a_wordmark_read_from_pixels_in_the_margin_of_a_layer_page_is_dropped() -> None:
+    """A repository cover page: its text from the text layer, the university's wordmark at the top
+    a picture the recognizer read. On a page read wholly by OCR nothing tells a logo apart, so
+    the same block stays there; text read from a picture inside the page stays too."""
+
+    def page(source: str) -> PageResult:
+        body = _block(Category.TEXT, "Digital rights management in information publishing.", 200, 600)
+        body.source = source
+        logo = _block(Category.TEXT, "TILBURG UNIVERSITY", 10, 70, 300, 600)
+        logo.source = "ocr"
+        inside = _block(Category.TEXT, "by FutureSkill", 650, 700, 300, 600)
+        inside.source = "ocr"
+        return _page(0, logo, body, inside)
+
+    layer = render_page(page("text-layer")).markdown
+    assert "TILBURG" not in layer and "Digital rights" in layer and "by FutureSkill" in layer
+    assert "TILBURG" in render_page(page("ocr")).markdown

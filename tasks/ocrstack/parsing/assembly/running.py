@@ -9,7 +9,10 @@ whole document (:func:`running_blocks`), a text block in the top or bottom margi
   (a running head or footer, page numbers included), or
 * it is a page number on its own (``12``, ``- 12 -``, ``Page 12``, ``12 of 40``, ``xii``), or
 * it shares a line with a block the layout model labelled paratext (same band, overlapping
-  vertically by half its height).
+  vertically by half its height), or
+* the page's text comes from its text layer and this block's does not (:data:`PICTURED`: it
+  was read from pixels, a picture or outlined glyphs): a logo or letterhead in the margin
+  (a university's wordmark over its repository cover page).
 
 Anywhere down the page, a text block in the left or right margin band (:data:`SIDE`) that is a
 line set top to bottom (at least :data:`STAMP_RATIO` times taller than wide) and reads as a
@@ -35,6 +38,8 @@ MARGIN = 0.08
 _ROMAN = r"(?=[ivxlc])x{0,3}(ix|iv|v?i{0,3})|(?=[ivxlc])l?x{0,3}(ix|iv|v?i{0,3})|c{1,3}"
 _NUMBER = re.compile(rf"^[\s\-–—|]*(page\s*)?(\d{{1,4}}|{_ROMAN})(\s*(of|/)\s*\d{{1,4}})?[\s\-–—|]*$", re.I)
 _TEXT_LIKE = (Category.TEXT, Category.TITLE)
+#: ``Block.source`` of text read from the page's pixels (:mod:`ocrstack.parsing.textlayer.stage`).
+PICTURED = ("ocr", "server")
 #: Share of the page width at the left and at the right that holds side stamps (arXiv's stamp
 #: lies 10-40 pt from the edge of a 612 pt page: within 7 %).
 SIDE = 0.08
@@ -89,6 +94,7 @@ def running_blocks(pages: Sequence[PageResult]) -> dict[int, set[int]]:
     for p in pages:
         if p.error:
             continue
+        layered = any(b.source == "text-layer" for b in p.blocks)
         for b in p.blocks:
             if b.category in _TEXT_LIKE and side_stamp(b, p.size[0]):
                 found[p.index].add(b.order)
@@ -98,7 +104,7 @@ def running_blocks(pages: Sequence[PageResult]) -> dict[int, set[int]]:
                 continue
             margin.append((p, b, band))
             seen[(band, _key(b.text))].add(p.index)
-            if _NUMBER.match(b.text.strip()) or _beside_paratext(b, p):
+            if _NUMBER.match(b.text.strip()) or _beside_paratext(b, p) or (layered and b.source in PICTURED):
                 found[p.index].add(b.order)
     need = min_repeats(len(pages))
     if len(pages) >= 2:
