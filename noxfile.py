@@ -113,7 +113,7 @@ def hardpdfs(session: nox.Session) -> None:
 @nox.session
 def olmocr(session: nox.Session) -> None:
     """Issue 22's olmOCR-Bench sample table, scored by olmocr 0.4.27 in its own venv (envs/olmocr.txt)."""
-    _install(session, "dev")
+    _install(session, "bench")  # dev + pymupdf4llm, a peer of the table
     scorer = f"{session.virtualenv.location}/olmocr-scorer"
     session.run("python", "-m", "venv", "--clear", scorer)
     pip = [f"{scorer}/bin/python", "-m", "pip", "install", "--require-hashes", "--no-deps"]

@@ -77,3 +77,49 @@ def test_candidates_scored_by_the_olmocr_package(tmp_path: Path) -> None:
     assert table.counts["bad"]["present"] == [0, 2] and table.counts["bad"]["absent"] == [0, 1]
     assert table.not_run == {"peer": "no module named peer"}
     assert (tmp_path / "w" / "candidates" / "good" / "sub" / "b_pg1_repeat1.md").is_file()
+
+
+def test_the_table_lists_the_peers_of_issue_22() -> None:
+    peers = {row: c.tool for row, c in olmocr_sample.CANDIDATES.items() if isinstance(c, olmocr_sample.Peer)}
+    assert peers == {
+        "pymupdf4llm": "pymupdf4llm",
+        "rapidocr (whole page)": "rapidocr",
+        "tesseract": "tesseract",
+    }
+
+
+def test_a_peer_reads_each_page_of_a_multipage_pdf_on_its_own(tmp_path: Path) -> None:
+    """A peer gets one-page PDFs, so its pages are the sample's pages (mattsnotes has tests on
+    pages 2 and 3); the split pages keep their text."""
+    from ocrstack.bench.harness import make_pdf
+    from ocrstack.parsing.textlayer.extract import page_text
+
+    pdf = make_pdf(tmp_path / "three.pdf", pages=3, lines=2)
+    pages = olmocr_sample._split(pdf, tmp_path / "pages")
+    assert [p.name for p in pages] == ["three-p1.pdf", "three-p2.pdf", "three-p3.pdf"]
+    text = "".join(c.text for c in page_text(pages[1], 0, (1700, 2200)).chars)
+    assert "Page 2 line 1" in text and "Page 1" not in text
+
+
+@pytest.mark.proc
+def test_a_peer_that_is_not_installed_is_a_not_run_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tesseract off PATH: the peer's child fails with the reason, the row says it, nothing is dropped."""
+    from ocrstack.bench.harness import make_pdf
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # the child runs by absolute path; no tesseract here
+    pdf = make_pdf(tmp_path / "a.pdf", pages=1, lines=2)
+    with pytest.raises(ConfigError, match="tesseract is not installed"):
+        olmocr_sample.Peer("tesseract")([pdf], tmp_path / "w")
+
+
+@pytest.mark.slow
+def test_the_rapidocr_peer_gives_each_pages_text(tmp_path: Path) -> None:
+    pytest.importorskip("rapidocr")
+    from ocrstack.bench.harness import make_pdf
+
+    pdf = make_pdf(tmp_path / "two.pdf", pages=2, lines=3)
+    pages = olmocr_sample.Peer("rapidocr")([pdf], tmp_path / "w")[pdf]
+    assert sorted(pages) == [1, 2]
+    assert "Page 1 line 1" in pages[1] and "Page 2 line 3" in pages[2] and "Page 2" not in pages[1]

@@ -8,6 +8,10 @@ Rows are pluggable: :data:`CANDIDATES` maps a row name to a function ``(pdfs, wo
 ``ImportError`` or :class:`~ocrstack.core.errors.ConfigError` becomes a not-run row). The two
 ocrstack rows run ``ocrstack parse`` as a user would, in a child process over every PDF at once,
 with the default settings and with ``--text-layer off``; pages are split at ``<!-- page N -->``.
+The peers (:class:`Peer`: pymupdf4llm 2.0's default mode, rapidocr's whole-page text, the
+``tesseract`` binary) run as the born-digital peers table runs them
+(:mod:`ocrstack.bench.peer_child`, one ``--peer-child TOOL warm`` process each, in the Python
+given as ``peer_python``, default this one), on each page split out as a PDF of its own.
 
 Targets (issue 22): default >= 70 of the 87 non-math dataset tests, every baseline test and the
 blank-page test; ``--text-layer off`` >= 55.
@@ -15,6 +19,7 @@ blank-page test; ``--text-layer off`` >= 55.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -74,10 +79,67 @@ def ocrstack_candidate(*parse_args: str) -> Candidate:
     return run
 
 
-#: Row name -> candidate. Peers (issue 21's pymupdf4llm, markitdown, ...) add entries here.
+@dataclass(frozen=True)
+class Peer:
+    """A peer row: ``tool`` of :mod:`ocrstack.bench.peer_child` run on every page of the sample
+    split out as a one-page PDF, in ``python`` (None: this Python; :func:`run_table` sets the
+    ``peer_python`` it is given)."""
+
+    tool: str
+    python: str | None = None
+
+    def __call__(self, pdfs: list[Path], work: Path) -> dict[Path, dict[int, str]]:
+        """Markdown per page of each PDF. Raises ConfigError: the child failed (its last line)."""
+        split = {pdf: _split(pdf, work / "pages") for pdf in pdfs}
+        out = work / "md"
+        argv = [
+            self.python or sys.executable,
+            "-m",
+            "ocrstack.bench",
+            "--peer-child",
+            self.tool,
+            "warm",
+            str(out),
+        ]
+        argv += [str(p) for pages in split.values() for p in pages]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise ConfigError(f"{self.tool} failed: {tail}", f"run it by hand: {' '.join(argv[:6])} OUT PDF")
+        return {
+            pdf: {k + 1: (out / f"{p.stem}.md").read_text(encoding="utf-8") for k, p in enumerate(pages)}
+            for pdf, pages in split.items()
+        }
+
+
+def _split(pdf: Path, folder: Path) -> list[Path]:
+    """``pdf``'s pages as one-page PDFs ``folder/<stem>-pN.pdf`` (pypdfium2), in page order."""
+    import pypdfium2 as pdfium
+
+    folder.mkdir(parents=True, exist_ok=True)
+    src = pdfium.PdfDocument(str(pdf))
+    out = []
+    try:
+        for k in range(len(src)):
+            one = pdfium.PdfDocument.new()
+            one.import_pages(src, [k])
+            target = folder / f"{pdf.stem}-p{k + 1}.pdf"
+            one.save(str(target))
+            one.close()
+            out.append(target)
+    finally:
+        src.close()
+    return out
+
+
+#: Row name -> candidate: the two ocrstack rows, then the peers of issue 22's table.
 CANDIDATES: dict[str, Candidate] = {
     "ocrstack default": ocrstack_candidate(),
     "ocrstack --text-layer off": ocrstack_candidate("--text-layer", "off"),
+    "pymupdf4llm": Peer("pymupdf4llm"),
+    "rapidocr (whole page)": Peer("rapidocr"),
+    "tesseract": Peer("tesseract"),
 }
 
 
@@ -117,10 +179,15 @@ def default_sample() -> Path:
 
 
 def run_table(
-    sample: Path, work: Path, scorer_python: str, rows: dict[str, Candidate] | None = None, math: bool = False
+    sample: Path,
+    work: Path,
+    scorer_python: str,
+    rows: dict[str, Candidate] | None = None,
+    math: bool = False,
+    peer_python: str | None = None,
 ) -> SampleTable:
     """Run every candidate over ``sample/pdfs`` into ``work/<row>`` and score them all in one
-    scorer run.
+    scorer run; :class:`Peer` rows run in ``peer_python`` (None: this Python).
 
     Raises:
         ConfigError: ``sample`` has no ``pdfs/``, or the scorer cannot import ``olmocr``.
@@ -133,6 +200,8 @@ def run_table(
     cand_root = work / "candidates"
     for row, candidate in (rows or CANDIDATES).items():
         slug = re.sub(r"[^A-Za-z0-9]+", "-", row).strip("-")
+        if isinstance(candidate, Peer) and peer_python:
+            candidate = dataclasses.replace(candidate, python=peer_python)
         try:
             pages = candidate(pdfs, work / "outputs" / slug)
         except (ImportError, ConfigError, CheckFailed) as exc:

@@ -14,6 +14,12 @@ parsing, 0.1-0.3 s, is left out: a bench driver does not import the CLI; warm: o
 ``pymupdf4llm-legacy`` (the same after ``pymupdf4llm.use_layout(False)``, the pre-2.0 rule-based
 path; pymupdf 2.0's ``pymupdf4llm/__init__.py``), ``markitdown`` (``MarkItDown().convert``,
 pdfminer.six underneath). The peers come from the ``bench`` extra (``envs/lock/bench.txt``).
+
+Two OCR peers for the olmOCR sample table (issue 22, :mod:`ocrstack.bench.olmocr_sample`), not in
+:data:`TOOLS` (the born-digital table of issue 21): ``rapidocr`` (its whole-page text as
+``rapidocr.RapidOCR()`` returns it, lines in its own order, each page rendered at
+:data:`OCR_DPI`) and ``tesseract`` (the ``tesseract`` binary's text of each rendered page,
+default language and page segmentation).
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from pathlib import Path
 from ocrstack.bench.rss import peak_rss_kib
 
 TOOLS = ("ocrstack", "pymupdf4llm", "pymupdf4llm-legacy", "markitdown")
+#: The OCR peers of the olmOCR sample table (see the module docstring).
+OCR_TOOLS = ("rapidocr", "tesseract")
+#: Render resolution of the OCR peers' pages (ocrstack's own default, ``--dpi``).
+OCR_DPI = 200
 
 
 def _pymupdf4llm(legacy: bool) -> Callable[[Path, Path], None]:
@@ -47,6 +57,51 @@ def _markitdown() -> Callable[[Path, Path], None]:
 
     def convert(pdf: Path, out: Path) -> None:
         (out / f"{pdf.stem}.md").write_text(md.convert(str(pdf)).text_content, encoding="utf-8")
+
+    return convert
+
+
+def _rapidocr() -> Callable[[Path, Path], None]:
+    import numpy as np
+    from rapidocr import RapidOCR
+
+    from ocrstack.parsing.documents import iter_pages
+
+    engine = RapidOCR()
+
+    def convert(pdf: Path, out: Path) -> None:
+        pages = []
+        for page in iter_pages(pdf, dpi=OCR_DPI):
+            res = engine(np.asarray(page.image.convert("RGB")))
+            pages.append("\n".join(str(t) for t in (res.txts or ())))
+        (out / f"{pdf.stem}.md").write_text("\n\n".join(pages) + "\n", encoding="utf-8")
+
+    return convert
+
+
+def _tesseract() -> Callable[[Path, Path], None]:
+    import shutil
+    import subprocess
+    import tempfile
+
+    from ocrstack.core.errors import ConfigError
+    from ocrstack.parsing.documents import iter_pages
+
+    exe = shutil.which("tesseract")
+    if exe is None:
+        raise ConfigError(
+            "tesseract is not installed (no tesseract on PATH)", "apt-get install tesseract-ocr"
+        )
+
+    def convert(pdf: Path, out: Path) -> None:
+        pages = []
+        with tempfile.TemporaryDirectory(prefix="ocrstack-tesseract-") as tmp:
+            for page in iter_pages(pdf, dpi=OCR_DPI):
+                png = Path(tmp) / f"p{page.index + 1}.png"
+                page.image.save(png)
+                done = subprocess.run([exe, str(png), "stdout"], capture_output=True, text=True, check=True)
+                pages.append(done.stdout.strip())
+        (out / f"{pdf.stem}.md").write_text("\n\n".join(pages) + "\n", encoding="utf-8")
 
     return convert
 
@@ -76,11 +131,13 @@ def _ocrstack_warm(first: Path, out: Path) -> Callable[[Path, Path], None]:
 
 
 def converter(tool: str, mode: str, first: Path, out: Path) -> Callable[[Path, Path], None]:
-    """The conversion function of ``tool`` (one of :data:`TOOLS`) for ``mode``; imports the tool.
+    """The conversion function of ``tool`` (one of :data:`TOOLS` or :data:`OCR_TOOLS`) for
+    ``mode``; imports the tool.
 
     Raises:
         ValueError: unknown tool.
         ImportError: the tool is not installed (the ``bench`` extra).
+        ConfigError: the ``tesseract`` binary is not on PATH.
     """
     if tool == "ocrstack":
         return _ocrstack_cold() if mode == "cold" else _ocrstack_warm(first, out)
@@ -88,7 +145,11 @@ def converter(tool: str, mode: str, first: Path, out: Path) -> Callable[[Path, P
         return _pymupdf4llm(legacy=tool.endswith("legacy"))
     if tool == "markitdown":
         return _markitdown()
-    raise ValueError(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
+    if tool == "rapidocr":
+        return _rapidocr()
+    if tool == "tesseract":
+        return _tesseract()
+    raise ValueError(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS + OCR_TOOLS)}")
 
 
 def peer_child(argv: Sequence[str]) -> int:

@@ -62,6 +62,11 @@ class OlmocrOptions:
     math: bool = opt.option(
         False, flags=("--math",), help="also run the math tests (needs a Playwright browser)"
     )
+    peer_python: str | None = opt.option(
+        None,
+        flags=("--peer-python",),
+        help="a Python with the peers (the bench extra: pymupdf4llm) for their rows (default: this one)",
+    )
     workdir: Path | None = opt.option(
         None,
         flags=("--workdir",),
@@ -79,7 +84,11 @@ def _olmocr(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="ocrstack-olmocr-") as tmp:
         work = o.workdir or Path(tmp)
         table = olmocr_sample.run_table(
-            o.sample or olmocr_sample.default_sample(), work, o.scorer_python, math=o.math
+            o.sample or olmocr_sample.default_sample(),
+            work,
+            o.scorer_python,
+            math=o.math,
+            peer_python=o.peer_python,
         )
     print(table.to_json() if args.json else table.to_text())
     return 0
