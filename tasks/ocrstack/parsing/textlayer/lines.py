@@ -41,6 +41,7 @@ DROP_CAP = 2.0
 MAX_GAP = 1.5
 
 
+# fmt: off
 #: Spacing accents -> the combining mark they stand for over a letter (Unicode's decompositions
 #: of the spacing forms: U+00B4 ACUTE ACCENT is <compat> U+0020 U+0301, and so on).
 ACCENTS = {
@@ -48,6 +49,7 @@ ACCENTS = {
     "\u02c7": "\u030c", "\u02d8": "\u0306", "\u02d9": "\u0307", "\u02da": "\u030a", "\u02dd": "\u030b",
     "\u00b8": "\u0327", "\u02db": "\u0328", "\u00af": "\u0304",
 }
+# fmt: on
 #: Least horizontal overlap (fraction of the accent's width) of an accent glyph with the letter it
 #: is set over.
 ACCENT_OVERLAP = 0.5
