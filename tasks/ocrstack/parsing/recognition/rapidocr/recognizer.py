@@ -113,9 +113,18 @@ PAGE_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _bundled_model_dir() -> Path:
-    import rapidocr
+    """The ``models`` folder of the installed rapidocr wheel, found without importing rapidocr
+    (its import pulls in ONNX Runtime and OpenCV; blocks.json names the models of every run,
+    also of one that never read a line). A missing rapidocr gives a path that does not exist."""
+    import importlib.util
 
-    return Path(rapidocr.__file__).resolve().parent / "models"
+    try:
+        spec = importlib.util.find_spec("rapidocr")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return Path("rapidocr-not-installed") / "models"
+    return Path(spec.origin).resolve().parent / "models"
 
 
 class RapidOcrRecognizer(RereadMixin, Recognizer):
