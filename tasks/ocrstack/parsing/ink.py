@@ -21,11 +21,18 @@ BLANK_MIN_GRAY = 230
 BLANK_NOTE = f"blank page: no pixel darker than {BLANK_MIN_GRAY} of 255; layout and recognition skipped"
 
 
-def has_ink(image: Image.Image) -> bool:
-    """True when ``image`` (any Pillow mode, page-sized) has a pixel darker than
-    :data:`BLANK_MIN_GRAY` in 8-bit grey; transparent pixels count as white paper."""
+def grey(image: Image.Image) -> Image.Image:
+    """``image`` (any Pillow mode) in 8-bit grey (mode ``L``, ``image`` itself when it is one),
+    transparent pixels as white paper."""
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
         paper = Image.new("RGBA", image.size, "white")
         image = Image.alpha_composite(paper, image.convert("RGBA"))
-    darkest, _ = image.convert("L").getextrema()
+    return image if image.mode == "L" else image.convert("L")
+
+
+def has_ink(image: Image.Image) -> bool:
+    """True when ``image`` (any Pillow mode, page-sized; :func:`grey` of it is measured as it
+    is) has a pixel darker than :data:`BLANK_MIN_GRAY` in 8-bit grey; transparent pixels count
+    as white paper."""
+    darkest, _ = grey(image).getextrema()
     return darkest < BLANK_MIN_GRAY

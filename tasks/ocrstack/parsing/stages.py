@@ -37,6 +37,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import numpy as np
+
 from ocrstack.parsing import documents, ink, outputs
 from ocrstack.parsing import layout as layout_registry
 from ocrstack.parsing import recognition as recognition_registry
@@ -212,7 +214,8 @@ class TextLayer(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         mode = parser.options.text_layer
-        inked = ink.has_ink(s.page.image)  # once per page: the layout started early and blank need it
+        grey = ink.grey(s.page.image)  # once per page: ink, the layout started early, blank, vouching
+        inked = ink.has_ink(grey)
         layer, verdict = textlayer.read_page(s.page, mode, parser.options.password)
         s.plain = bool(
             layer is not None
@@ -225,10 +228,22 @@ class TextLayer(Stage):
         if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
             memo = parser.checked_fonts
             key = memo.key(s.page)
-            verdict, agreed = textlayer.check_sample(
-                layer, verdict, parser.recognizer.read_line_crops, s.page.image, checked=memo.get(key)
-            )
-            memo.add(key, agreed)
+            checked = memo.get(key)
+            # words that read as language and ink where the layer puts them spare the OCR sample
+            # (and loading the recognizer); fonts vouched for count as checked for the document
+            found = textlayer.vouch_page(layer, np.asarray(grey), checked)
+            memo.add(key, found.fonts)
+            if found.note is not None:
+                verdict = dataclasses.replace(verdict, sample_note=found.note)
+            else:
+                verdict, agreed = textlayer.check_sample(
+                    layer,
+                    verdict,
+                    parser.recognizer.read_line_crops,
+                    s.page.image,
+                    checked=checked | found.fonts,
+                )
+                memo.add(key, agreed)
         s.layer, s.verdict = (layer if verdict.sound else None), verdict
         if s.layer is None and not inked:
             s.blank = True

@@ -36,8 +36,7 @@ from statistics import median
 from ocrstack.parsing.geometry import union
 from ocrstack.parsing.lines.assign import LIST_MARK, Line
 from ocrstack.parsing.textlayer.extract import PageText
-from ocrstack.parsing.textlayer.lines import build_lines
-from ocrstack.parsing.textlayer.soundness import Verdict, usable
+from ocrstack.parsing.textlayer.soundness import Verdict
 from ocrstack.parsing.types import Block, Category
 
 #: Most thin rules (header rules, a footnote rule) on a plain page.
@@ -167,11 +166,9 @@ def _category(
 def layer_blocks(pt: PageText) -> list[Block]:
     """Paragraph, title and paratext blocks of a plain page (see module docstring), in content
     stream order, bbox in page pixels, score 1.0, label ``text-layer``."""
-    from ocrstack.parsing.textlayer.stage import printable
+    from ocrstack.parsing.textlayer.stage import layer_lines
 
-    ok = usable(pt)
-    fonts: list[frozenset[str]] = []
-    lines = build_lines(pt.chars, lambda c: ok(c) and printable(c), fonts_out=fonts)
+    lines, fonts = layer_lines(pt)
     if not lines:
         return []
     body = median(ln.bbox[3] - ln.bbox[1] for ln in lines)

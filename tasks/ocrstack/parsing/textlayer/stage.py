@@ -30,7 +30,7 @@ import numpy as np
 
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection
-from ocrstack.parsing.lines.assign import assign_lines
+from ocrstack.parsing.lines.assign import Line, assign_lines
 from ocrstack.parsing.options import TextLayerMode
 from ocrstack.parsing.tables.born_digital import has_ruled_grid, table_html
 from ocrstack.parsing.textlayer import headings
@@ -38,16 +38,19 @@ from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
 from ocrstack.parsing.textlayer.sample import CheckedFonts, check_sample
 from ocrstack.parsing.textlayer.soundness import MIN_CHARS, Verdict, bad_reason, is_text, judge, usable
+from ocrstack.parsing.textlayer.vouch import Vouched, vouch
 from ocrstack.parsing.types import BBox, Block, Category, PageImage
 
 __all__ = [
     "CheckedFonts",
     "check_sample",
     "fill_blocks",
+    "layer_lines",
     "printable",
     "read_page",
     "recognize_rest",
     "usable",
+    "vouch_page",
 ]
 
 SOURCE_LAYER, SOURCE_OCR, SOURCE_SERVER = "text-layer", "ocr", "server"
@@ -88,6 +91,29 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
             True, [f"used anyway (--text-layer on): {r}" for r in verdict.reasons], verdict.counts
         )
     return pt, verdict
+
+
+def layer_lines(pt: PageText, accept_hidden: bool = False) -> tuple[list[Line], list[frozenset[str]]]:
+    """The page's lines of usable (:func:`~.soundness.usable`), :func:`printable` characters and
+    the fonts of each (:func:`~.lines.build_lines`), built once per page and kept in ``pt.cache``
+    (the OCR-free check, the plain-page blocks and :func:`fill_blocks` all read them; none
+    changes them)."""
+    key = ("lines", accept_hidden)
+    got = pt.cache.get(key)
+    if got is None:
+        ok = usable(pt, accept_hidden)
+        fonts: list[frozenset[str]] = []
+        lines = build_lines(pt.chars, lambda c: ok(c) and printable(c), fonts_out=fonts)
+        got = pt.cache[key] = (lines, fonts)
+    return got
+
+
+def vouch_page(pt: PageText, gray: np.ndarray, checked: frozenset[str] = frozenset()) -> Vouched:
+    """:func:`~.vouch.vouch` on a sound page: its visible, faithful characters, its
+    :func:`layer_lines`, ``gray`` the page in grey (H x W uint8, the pixels of ``pt``'s boxes)."""
+    ok = usable(pt)
+    lines, _ = layer_lines(pt)
+    return vouch(pt.chars, lambda c: ok(c) and bad_reason(c) is None, lines, gray, checked)
 
 
 def printable(c: Char) -> bool:
@@ -181,8 +207,7 @@ def fill_blocks(
         else:
             b.warnings.append(f"read by the recognizer: {why}")
             rest.append(b)
-    fonts: list[frozenset[str]] = []
-    every = build_lines(pt.chars, lambda c: ok(c) and printable(c), fonts_out=fonts)
+    every, fonts = layer_lines(pt, accept_hidden)
     routed = [r.bbox for r in rest]
     kept = [
         (ln, f)
