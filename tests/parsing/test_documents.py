@@ -814,3 +814,19 @@ def test_page_image_contract(tmp_path: Path) -> None:
     (page,) = iter_pages(pdf, dpi=72)
     assert isinstance(page, PageImage)
     assert page.notes == ()
+
+
+@pytest.mark.corpus
+def test_pages_render_the_pixels_of_a_packed_rgb_render(corpus: Path) -> None:
+    """The pages come from an RGBx bitmap (one copy out of PDFium's buffer, issue 21): the same
+    pixels as PDFium's packed RGB render of the page, as an RGB image."""
+    for name in ("en_twocol_ltnews24.pdf", "tables_googledocs_grid.pdf", "scan_linn_brochure_twocol.pdf"):
+        (page,) = iter_pages(corpus / name, pages="1", dpi=100)
+        doc = pdfium.PdfDocument(str(corpus / name))
+        try:
+            bitmap = doc[0].render(scale=100 / 72, may_draw_forms=True, fill_color=(255, 255, 255, 255))
+            packed = bitmap.to_pil().convert("RGB")  # BGR bitmap, PIL swaps to RGB
+        finally:
+            doc.close()
+        assert page.image.mode == "RGB" and page.image.size == packed.size
+        assert np.array_equal(np.asarray(page.image), np.asarray(packed)), name

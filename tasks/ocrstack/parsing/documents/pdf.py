@@ -176,14 +176,18 @@ def _render_pdf_page(
                     f"{path}: page {index + 1} has no usable size ({width_pt} x {height_pt} pt)", fix
                 )
             scale, downscaled = _pdf_scale(width_pt, height_pt, dpi, max_pixels)
+            # RGBx: PIL shares the bitmap's memory (to_pil) and convert() makes the one copy out
+            # of PDFium's buffer; a packed RGB bitmap was copied twice (PIL keeps RGB 4 bytes a
+            # pixel): 11 MB less at 200 DPI, the same pixels on every dev-corpus page
             bitmap = page.render(
                 scale=scale,
                 may_draw_forms=True,
                 fill_color=(255, 255, 255, 255),
-                rev_byteorder=True,  # RGB byte order -> a PIL "RGB" image without a copy-swap
+                rev_byteorder=True,  # RGB byte order: no copy-swap
+                prefer_bgrx=True,
             )
             try:
-                image = bitmap.to_pil().convert("RGB")  # convert() copies out of PDFium's buffer
+                image = bitmap.to_pil().convert("RGB")
             finally:
                 bitmap.close()
         except pdfium.PdfiumError as exc:
