@@ -44,7 +44,8 @@ def has_bf16(c) -> bool:  # openvino.Core
 
 
 class OvSession:
-    """``model_path`` compiled on ``c`` for ``streams`` parallel requests of one thread each, in
+    """``model_path`` compiled on ``c`` for ``streams`` parallel requests (``threads`` threads in
+    all, default one per stream; each stream holds its own activations), in
     ``precision`` (``f32`` or ``bf16``; OpenVINO's default on a BF16 CPU would be bf16, so it is
     always given). Call it with one float32 NCHW array: returns every model output as a numpy
     array, in the model's output order (ONNX Runtime's ``get_outputs`` order).
@@ -56,10 +57,12 @@ class OvSession:
     accuracy suite.
     """
 
-    def __init__(self, c, model_path: str, streams: int, precision: str, warm: np.ndarray) -> None:
+    def __init__(
+        self, c, model_path: str, streams: int, precision: str, warm: np.ndarray, threads: int | None = None
+    ) -> None:
         cfg = {
             "NUM_STREAMS": str(streams),
-            "INFERENCE_NUM_THREADS": str(streams),
+            "INFERENCE_NUM_THREADS": str(threads or streams),
             "INFERENCE_PRECISION_HINT": precision,
             "ENABLE_CPU_PINNING": "NO",  # a shared machine: other processes need the cores too
         }

