@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from ocrstack.core import memory
 from ocrstack.core.errors import (
     InputError,
     OcrstackError,
@@ -99,6 +100,7 @@ def run(
     start = time.perf_counter()
     say = echo or (lambda s: print(s, file=sys.stderr))
     validate_options(options)
+    memory.return_large_buffers()  # page buffers freed go back to the system (before the threads)
     out_dir = Path(options.output).absolute()
     files = batch.without_outputs(documents.expand_inputs(options.inputs), options.inputs, out_dir)
     names = outputs.output_names(files)
