@@ -145,7 +145,7 @@ class RapidLayoutProvider(LayoutProvider):
                 size = PP_INPUT_SIZE
                 warm = np.zeros((1, 3, *size), np.float32)
                 session = ov_session.OvSession(core, str(self.model), self._streams, "f32", warm, THREADS)
-                labels = (session.framework("character") or "").splitlines()
+                labels = ov_session.onnx_metadata(self.model).get("character", "").splitlines()
                 handler = PPModelHandler(labels, conf_thresh, iou_thresh, session)
                 self.runtime = "openvino-f32"
             else:
