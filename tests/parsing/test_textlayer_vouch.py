@@ -204,6 +204,7 @@ def test_a_page_that_needs_the_layout_model_still_loads_no_recognizer(corpus, tm
     assert {b["source"] for p in doc["pages"] for b in p["blocks"]} == {"text-layer"}
     assert seen["recognizer_built"] is False and "onnxruntime" not in seen["imported"]
     assert "rapidocr" not in seen["imported"]
+    assert "rapid_layout" not in seen["imported"]  # its PP steps run from their files (layout.rapid)
 
 
 @pytest.mark.corpus

@@ -19,10 +19,12 @@ that needs it; a page of plain text with a sound layer takes its blocks from the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -111,6 +113,8 @@ class RapidLayoutProvider(LayoutProvider):
         self._streams = streams
         self._loaded: Any = None
         self._lock = threading.Lock()
+        #: held by :meth:`detect` on OpenVINO (None on ONNX Runtime)
+        self._serial: threading.Lock | None = None
         #: the runtime as run ('' until the model is loaded)
         self.runtime = ""
         #: (height, width) of the model input (800, 608 for pp_layout_cdla), set on load
@@ -140,13 +144,11 @@ class RapidLayoutProvider(LayoutProvider):
         try:
             core = ov_session.core() if runtime == "auto" else None
             if core is not None:
-                from rapid_layout.model_handler.pp.main import PPModelHandler
-
-                size = PP_INPUT_SIZE
-                warm = np.zeros((1, 3, *size), np.float32)
+                warm = np.zeros((1, 3, *PP_INPUT_SIZE), np.float32)
                 session = ov_session.OvSession(core, str(self.model), self._streams, "f32", warm, THREADS)
                 labels = ov_session.onnx_metadata(self.model).get("character", "").splitlines()
-                handler = PPModelHandler(labels, conf_thresh, iou_thresh, session)
+                handler = _PicoDet(labels, conf_thresh, iou_thresh, session)
+                self._serial = threading.Lock()  # one stream: one page's layout at a time
                 self.runtime = "openvino-f32"
             else:
                 from rapid_layout import RapidLayout
@@ -162,7 +164,8 @@ class RapidLayoutProvider(LayoutProvider):
                 self.runtime = "onnxruntime"
         finally:
             logging.disable(previous)
-        handler.pp_preprocess = _Preprocess(handler.pp_preprocess)
+        if not isinstance(handler.pp_preprocess, _Preprocess):
+            handler.pp_preprocess = _Preprocess(handler.pp_preprocess)
         self._input_size = handler.pp_preprocess.size
         for name in list(logging.root.manager.loggerDict):
             if name.startswith("rapid_layout") or name == "RapidLayout":
@@ -179,15 +182,19 @@ class RapidLayoutProvider(LayoutProvider):
         import cv2
 
         engine = self._engine
-        rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
-        # rapid-layout resizes to its input size first thing (PPPreProcess.resize, cv2 bilinear);
-        # doing that here, before the channel swap, swaps 0.5 Mpx instead of the whole page (CPU
-        # -11 % a page; boxes equal to 1e-4 px on 6 corpus pages)
-        rh, rw = self._input_size
-        bgr = np.ascontiguousarray(cv2.resize(rgb, (rw, rh))[:, :, ::-1])
-        # no lock: onnxruntime's InferenceSession.run is thread-safe and rapid-layout's PP
-        # pre/post-processing keeps no per-call state, so remote runs detect pages in parallel
-        out = engine(bgr)
+        # ONNX Runtime: no lock, its InferenceSession.run is thread-safe and rapid-layout's PP
+        # pre/post-processing keeps no per-call state, so remote runs detect pages in parallel.
+        # OpenVINO's one stream runs one page at a time: the lock keeps a second page from
+        # holding its copies of the page (11 MB) while it waits
+        with self._serial or contextlib.nullcontext():
+            rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
+            # rapid-layout resizes to its input size first thing (PPPreProcess.resize, cv2
+            # bilinear); doing that here, before the channel swap, swaps 0.5 Mpx instead of the
+            # whole page (CPU -11 % a page; boxes equal to 1e-4 px on 6 corpus pages)
+            rh, rw = self._input_size
+            bgr = np.ascontiguousarray(cv2.resize(rgb, (rw, rh))[:, :, ::-1])
+            del rgb
+            out = engine(bgr)
         w, h = page.size
         sx, sy = w / rw, h / rh
         blocks: list[Block] = []
@@ -208,6 +215,40 @@ class RapidLayoutProvider(LayoutProvider):
                 b.warnings.append(warning)
             blocks.append(b)
         return blocks
+
+
+def _pp_module(name: str) -> Any:
+    """Module ``name`` (``pre_process`` or ``post_process``) of rapid-layout's PP handler, run from
+    its file in the wheel without the package's ``__init__`` (which imports requests, omegaconf
+    and its ONNX Runtime route: 21 MB resident and 0.11 s that the OpenVINO route never uses);
+    the two files import only numpy, OpenCV and typing (rapid-layout 1.x)."""
+    import importlib.util
+
+    path = bundled_model().parents[1] / "model_handler" / "pp" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"ocrstack_rapid_layout_pp_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{path} is missing from the rapid-layout wheel", "reinstall rapid-layout")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _PicoDet:
+    """rapid-layout's ``PPModelHandler`` steps (pre-processing, the model, ``PPPostProcess``) around
+    an :class:`~ocrstack.parsing.engines.ov_session.OvSession`, with rapid-layout's own pre- and
+    post-processing code (:func:`_pp_module`)."""
+
+    def __init__(self, labels: list[str], conf_thresh: float, iou_thresh: float, session: Any) -> None:
+        self.pp_preprocess = _Preprocess(_pp_module("pre_process").PPPreProcess(PP_INPUT_SIZE))
+        self.pp_postprocess = _pp_module("post_process").PPPostProcess(labels, conf_thresh, iou_thresh)
+        self.session = session
+
+    def __call__(self, img: np.ndarray) -> Any:
+        """``img``: BGR uint8 (H, W, 3). Returns an object with ``boxes`` (x0, y0, x1, y1 in
+        ``img`` pixels), ``scores`` and ``class_names``, as rapid-layout's ``RapidLayoutOutput``."""
+        x = self.pp_preprocess(img)
+        boxes, scores, names = self.pp_postprocess(img.shape[:2], x, self.session(x))
+        return SimpleNamespace(boxes=boxes, scores=scores, class_names=names)
 
 
 class _Preprocess:
