@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pikepdf
 import pytest
+from PIL import Image
 from tests.parsing.test_textlayer_broken import _cmap
 
 from ocrstack.parsing import documents, ink
@@ -85,8 +86,8 @@ def test_a_page_needs_no_sample_when_most_of_its_words_read_as_language_and_show
 def test_text_without_ink_or_under_a_black_box_is_left_to_the_ocr_sample():
     body = _chars(ENGLISH, "Body")
     lines_ = [_line(ENGLISH, 0)]
-    white = np.full((100, 3000), 255, np.uint8)  # painted over by a white shape, or white text
-    black = np.zeros((100, 3000), np.uint8)  # a black box over the text (a redaction)
+    white = Image.new("L", (3000, 100), 255)  # painted over by a white shape, or white text
+    black = Image.new("L", (3000, 100), 0)  # a black box over the text (a redaction)
     assert inked_share(lines_, _page_grey(lines_)) == 1.0
     assert inked_share(lines_, white) == 0.0 and inked_share(lines_, black) == 0.0
     for grey in (white, black):
@@ -100,13 +101,13 @@ def _line(text: str, y: float):
     return Line((0.0, y, 10.0 * len(text), y + 20), text, 1.0)
 
 
-def _page_grey(lines_) -> np.ndarray:
+def _page_grey(lines_) -> Image.Image:
     """A white page with text-like ink (one dark column in four) in every line's box."""
     grey = np.full((100, 3000), 255, np.uint8)
     for ln in lines_:
         x0, y0, x1, y1 = (round(v) for v in ln.bbox)
         grey[y0 + 4 : y1 - 4, x0:x1:4] = 0
-    return grey
+    return Image.fromarray(grey)
 
 
 def _sound_page(pdf: Path, index: int = 0):
@@ -126,7 +127,7 @@ def test_every_dev_corpus_page_is_vouched_for_and_no_shifted_copy_is(corpus, tmp
     for pdf in dev_files(corpus):
         for i in range(documents.count_pages(pdf)):
             page, pt = _sound_page(pdf, i)
-            got = vouch_page(pt, np.asarray(ink.grey(page.image)))
+            got = vouch_page(pt, ink.grey(page.image))
             assert got.note is not None, (pdf.name, i)
     names = ("en_single_libtasn1_intro", "en_twocol_ltnews24", "math_crc_paper", "en_single_bzip2_manual")
     for name in names:
@@ -134,7 +135,7 @@ def test_every_dev_corpus_page_is_vouched_for_and_no_shifted_copy_is(corpus, tmp
             broken = _remap_all(corpus / f"{name}.pdf", tmp_path / f"{name}-{k}.pdf", k)
             for i in range(documents.count_pages(broken)):
                 page, pt = _sound_page(broken, i)  # the character checks cannot see it
-                got = vouch_page(pt, np.asarray(ink.grey(page.image)))
+                got = vouch_page(pt, ink.grey(page.image))
                 assert got.note is None and got.fonts == set(), (name, k, i)
 
 

@@ -37,8 +37,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import numpy as np
-
 from ocrstack.parsing import documents, ink, outputs
 from ocrstack.parsing import layout as layout_registry
 from ocrstack.parsing import recognition as recognition_registry
@@ -231,7 +229,7 @@ class TextLayer(Stage):
             checked = memo.get(key)
             # words that read as language and ink where the layer puts them spare the OCR sample
             # (and loading the recognizer); fonts vouched for count as checked for the document
-            found = textlayer.vouch_page(layer, np.asarray(grey), checked)
+            found = textlayer.vouch_page(layer, grey, checked)
             memo.add(key, found.fonts)
             if found.note is not None:
                 verdict = dataclasses.replace(verdict, sample_note=found.note)

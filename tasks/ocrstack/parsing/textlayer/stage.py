@@ -27,6 +27,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+from PIL import Image
 
 from ocrstack.parsing.engines import Recognizer
 from ocrstack.parsing.geometry import covered, intersection
@@ -108,12 +109,12 @@ def layer_lines(pt: PageText, accept_hidden: bool = False) -> tuple[list[Line], 
     return got
 
 
-def vouch_page(pt: PageText, gray: np.ndarray, checked: frozenset[str] = frozenset()) -> Vouched:
+def vouch_page(pt: PageText, grey: Image.Image, checked: frozenset[str] = frozenset()) -> Vouched:
     """:func:`~.vouch.vouch` on a sound page: its visible, faithful characters, its
-    :func:`layer_lines`, ``gray`` the page in grey (H x W uint8, the pixels of ``pt``'s boxes)."""
+    :func:`layer_lines`, ``grey`` the page in grey (mode ``L``, the pixels of ``pt``'s boxes)."""
     ok = usable(pt)
     lines, _ = layer_lines(pt)
-    return vouch(pt.chars, lambda c: ok(c) and bad_reason(c) is None, lines, gray, checked)
+    return vouch(pt.chars, lambda c: ok(c) and bad_reason(c) is None, lines, grey, checked)
 
 
 def printable(c: Char) -> bool:

@@ -35,7 +35,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
+from PIL import Image
 
 from ocrstack.parsing.lines.assign import Line
 from ocrstack.parsing.textlayer.extract import Char
@@ -133,18 +133,22 @@ def font_texts(chars: Sequence[Char], usable) -> dict[str, FontText]:
     return out
 
 
-def inked_share(lines: Sequence[Line], gray: np.ndarray) -> float:
+def inked_share(lines: Sequence[Line], grey: Image.Image) -> float:
     """Share of the characters of ``lines`` in lines whose box looks like printed text on the
-    grey page ``gray`` (H x W uint8, the boxes' pixels); 1.0 for no lines."""
-    h, w = gray.shape[:2]
+    grey page ``grey`` (a PIL ``L`` image in the boxes' pixels); 1.0 for no lines. Each box is
+    measured on its own crop (no copy of the page)."""
+    w, h = grey.size
     total = inked = 0
     for ln in lines:
         n = len(ln.text)
         total += n
         x0, y0, x1, y1 = (round(v) for v in ln.bbox)
-        box = gray[max(0, y0) : min(h, y1), max(0, x0) : min(w, x1)]
-        if box.size and MIN_DARK <= float(np.count_nonzero(box < DARK)) / box.size <= MAX_DARK:
-            inked += n
+        box = (max(0, x0), max(0, y0), min(w, x1), min(h, y1))
+        size = (box[2] - box[0]) * (box[3] - box[1])
+        if box[2] > box[0] and box[3] > box[1]:
+            dark = sum(grey.crop(box).histogram()[:DARK])
+            if MIN_DARK <= dark / size <= MAX_DARK:
+                inked += n
     return inked / total if total else 1.0
 
 
@@ -161,13 +165,13 @@ def vouch(
     chars: Sequence[Char],
     usable,
     lines: Sequence[Line],
-    gray: np.ndarray,
+    grey: Image.Image,
     checked: frozenset[str] = frozenset(),
 ) -> Vouched:
     """Judge a sound page's layer without OCR (see module docstring).
 
     ``chars``: the page's characters; ``usable(char)``: the visible, faithful ones; ``lines``:
-    the page's layer lines (page pixels of ``gray``, the page rendered in grey); ``checked``:
+    the page's layer lines (page pixels of ``grey``, the page in grey, mode ``L``); ``checked``:
     fonts that agreed with OCR or read as language earlier in the document.
     """
     texts = font_texts(chars, usable)
@@ -176,7 +180,7 @@ def vouch(
     known = sum(t.words for f, t in texts.items() if f in fonts or f in checked)
     if not total or known < PAGE_SHARE * total:
         return Vouched(fonts, None)
-    ink = inked_share(lines, gray)
+    ink = inked_share(lines, grey)
     if ink < INK_SHARE:
         return Vouched(fonts, None)
     return Vouched(
