@@ -22,8 +22,10 @@ _PAGE = re.compile(r"<!-- page (\d+) -->")
 
 def warm_parser(first: Path, text_layer: str, out: Path, dpi: int, recognizer: Any = None) -> tuple[Any, Any]:
     """``(options, Parser)`` for a bench run (``--text-layer text_layer``, paratext kept, ``force``),
-    the models loaded and warmed by parsing page 1 of ``first`` into ``out``, so timed runs
-    measure pages, not model loading. ``recognizer`` replaces the registry's (bench variants)."""
+    the models loaded (:meth:`~ocrstack.parsing.engines.Engine.load`: a run loads a model on the
+    first page that needs it, and page 1 of ``first`` may need none) and warmed by parsing page 1
+    of ``first`` into ``out``, so timed runs measure pages, not model loading. ``recognizer``
+    replaces the registry's (bench variants)."""
     from ocrstack.parsing.options import ParseOptions
     from ocrstack.parsing.run import pipeline
     from ocrstack.parsing.stages import Parser
@@ -32,6 +34,8 @@ def warm_parser(first: Path, text_layer: str, out: Path, dpi: int, recognizer: A
         inputs=(first,), output=out, text_layer=text_layer, keep_paratext=True, dpi=dpi, force=True, pages="1"
     )
     parser = Parser(base, recognizer=recognizer)
+    parser.layout.load()
+    parser.recognizer.load()
     pipeline.run(base, progress=False, echo=lambda s: None, parser=parser)
     return base, parser
 

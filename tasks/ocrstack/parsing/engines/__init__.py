@@ -48,6 +48,11 @@ class Engine:
     def close(self) -> None:
         """Called at the end of a run (also after errors): free threads, connections, models."""
 
+    def load(self) -> None:
+        """Load the models now rather than on the first page that needs them (a run loads only
+        what its pages need): for a process that keeps the engine warm across many documents,
+        so that its timed pages do not pay a load (the bench's warm runs). Default: nothing."""
+
     def model_info(self) -> dict[str, str]:
         """Provenance for blocks.json (flat strings; no secrets). Default: nothing beyond the name."""
         return {}

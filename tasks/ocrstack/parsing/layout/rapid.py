@@ -172,6 +172,10 @@ class RapidLayoutProvider(LayoutProvider):
                 logging.getLogger(name).setLevel(logging.WARNING)
         return handler
 
+    def load(self) -> None:
+        """Load the model now (:meth:`~ocrstack.parsing.engines.Engine.load`)."""
+        _ = self._engine  # the property loads it
+
     def model_info(self) -> dict[str, str]:
         """The ONNX file used and its runtime as run (for blocks.json); ``not loaded`` when no
         page of the run needed the model (every page plain text read from its layer)."""

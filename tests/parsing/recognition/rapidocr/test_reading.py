@@ -59,6 +59,18 @@ def test_each_stage_loads_on_first_use_once_on_our_session():
     assert engine.text_det is det and det.session.session.get_session_options().intra_op_num_threads == 1
 
 
+def test_load_loads_every_stage_up_front():
+    """``load()`` (a warm process: the bench's warm runs) loads what a run loads on first use."""
+    pytest.importorskip("rapidocr")
+    from ocrstack.parsing.recognition.rapidocr.recognizer import RapidOcrRecognizer
+
+    r = RapidOcrRecognizer()
+    assert r._engine is None
+    r.load()
+    engine = r._engine
+    assert engine is not None and None not in (engine.text_det, engine.text_cls, engine.text_rec)
+
+
 def test_small_text_page_gets_a_second_detection_pass_and_is_read():
     """A page of 8 px text drawn at 3300 px high: the probe (max side PROBE_SIDE)
     finds no line at all, so the page is detected again larger and the words are read."""

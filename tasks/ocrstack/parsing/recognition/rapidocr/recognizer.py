@@ -215,6 +215,13 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
         quiet_rapidocr_warnings()
         return engine
 
+    def load(self) -> None:
+        """Build the engine and load its detector, classifier and recognizer now
+        (:meth:`~ocrstack.parsing.engines.Engine.load`; each otherwise loads on first use)."""
+        engine = self.engine()
+        for stage in ("det", "cls", "rec"):
+            reading.stage_model(engine, stage)
+
     # -- line reading ---------------------------------------------------------------
     def read_lines(self, image: Image.Image, region: bool = False) -> list[Line]:
         """Detect and recognise every text line of ``image`` (RGB); bboxes in its pixels.
