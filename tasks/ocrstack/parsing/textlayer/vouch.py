@@ -31,7 +31,6 @@ share of the page whose map is wrong on its own (the sample, too, reads only thr
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,8 +80,14 @@ INK_SHARE = 0.98
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 
+#: Han and kana code points: Hiragana and Katakana (U+3040-30FF), Katakana Phonetic Extensions,
+#: CJK Unified Ideographs Extension A, the main block, and Extensions B-H (Unicode 15.1).
+CJK_RANGES = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0x20000, 0x323AF))
+
+
 def _cjk(ch: str) -> bool:
-    return unicodedata.name(ch, "").startswith(("CJK UNIFIED", "HIRAGANA", "KATAKANA"))
+    o = ord(ch)
+    return any(lo <= o <= hi for lo, hi in CJK_RANGES)
 
 
 @dataclass
