@@ -80,14 +80,9 @@ INK_SHARE = 0.98
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 
-#: Han and kana code points: Hiragana and Katakana (U+3040-30FF), Katakana Phonetic Extensions,
-#: CJK Unified Ideographs Extension A, the main block, and Extensions B-H (Unicode 15.1).
-CJK_RANGES = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0x20000, 0x323AF))
-
-
-def _cjk(ch: str) -> bool:
-    o = ord(ch)
-    return any(lo <= o <= hi for lo, hi in CJK_RANGES)
+#: Han and kana: Hiragana and Katakana (U+3040-30FF), Katakana Phonetic Extensions, CJK Unified
+#: Ideographs Extension A, the main block, and Extensions B-H (Unicode 15.1).
+_CJK = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\U00020000-\U000323af]")
 
 
 @dataclass
@@ -130,8 +125,8 @@ def font_texts(chars: Sequence[Char], usable) -> dict[str, FontText]:
         ft = out[font] = FontText()
         text = "".join(run)
         words = [w.lower() for w in _WORD.findall(text)]
-        cjk = [ch for ch in text if _cjk(ch)]
-        ft.latin = sum(1 for w in words if not any(_cjk(ch) for ch in w))
+        cjk = _CJK.findall(text)
+        ft.latin = sum(1 for w in words if not _CJK.search(w))
         ft.common = sum(1 for w in words if w in COMMON_WORDS)
         ft.cjk, ft.common_cjk = len(cjk), sum(1 for ch in cjk if ch in COMMON_CJK)
         ft.words = ft.latin + ft.cjk
