@@ -2,9 +2,11 @@
 
 Per page, for ``--text-layer auto`` (default) or ``on``:
 
-1. :func:`read_page` extracts the layer and judges it (:mod:`.soundness`); ``auto`` also
-   compares a quick OCR sample of a few layer lines with the layer (:func:`check_sample`), only
-   lines in fonts not yet checked on an earlier page of the document (:class:`CheckedFonts`).
+1. :func:`read_page` extracts the layer and judges it (:mod:`.soundness`); ``auto`` then judges
+   it without OCR (:func:`vouch_page`, :mod:`.vouch`: words that read as language, ink where the
+   layer puts its lines) and, when that does not settle it, compares a quick OCR sample of a few
+   layer lines with the layer (:func:`check_sample`), only lines in fonts not yet checked on an
+   earlier page of the document (:class:`CheckedFonts`; fonts vouched for count as checked).
 2. On a sound page :func:`fill_blocks` routes every layout block: it takes the layer's text
    (source ``text-layer``), or goes to recognition (source ``ocr`` / ``server``) when it has
    no layer characters (outlined text, a picture), is a figure over a raster image without
