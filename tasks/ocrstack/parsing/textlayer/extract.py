@@ -200,11 +200,16 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objec
 HYPHEN_CODES = frozenset({0x02, 0x2D, 0xAD, 0xFFFE})
 
 
-def _object_of(raw):  # pdfium handles
-    """``FPDFText_GetTextObject`` returning the object's address as an int (0 for none): the same
-    function as pypdfium2's, declared with a ``void *`` result (no pointer object to cast)."""
-    proto = ctypes.CFUNCTYPE(ctypes.c_void_p, raw.FPDF_TEXTPAGE, ctypes.c_int)
-    return proto(ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value)
+def _held(fn, restype=None):  # a pypdfium2.raw function -> the same C function
+    """The C function behind ``fn`` (a ``pypdfium2.raw`` function), called without releasing the
+    GIL (``ctypes.PYFUNCTYPE``), with result type ``restype`` (default ``fn``'s).
+
+    The per-character reads are microseconds each, thousands a page: released and taken again
+    around every call, the GIL went to the other page's thread each time (the convoy effect),
+    and the text layer of a page took several times its CPU in wall time while another page was
+    processed. These calls compute from PDFium's text page and call no Python code."""
+    proto = ctypes.PYFUNCTYPE(restype or fn.restype, *fn.argtypes)
+    return proto(ctypes.cast(fn, ctypes.c_void_p).value)
 
 
 def _read_chars(raw, tp, box, z_of: dict[int, int], out: PageText) -> None:  # pdfium handles
@@ -212,17 +217,11 @@ def _read_chars(raw, tp, box, z_of: dict[int, int], out: PageText) -> None:  # p
     mode, font and direction are read once per text object (PDFium's character angle is its text
     object's: equal for every character of an object over the corpus and the olmOCR sample)."""
     rect = raw.FS_RECTF()
-    get_unicode, is_generated, loose_box = (
-        raw.FPDFText_GetUnicode,
-        raw.FPDFText_IsGenerated,
-        raw.FPDFText_GetLooseCharBox,
-    )
-    map_error, is_hyphen, char_angle = (
-        raw.FPDFText_HasUnicodeMapError,
-        raw.FPDFText_IsHyphen,
-        raw.FPDFText_GetCharAngle,
-    )
-    object_of = _object_of(raw)
+    get_unicode, is_generated = _held(raw.FPDFText_GetUnicode), _held(raw.FPDFText_IsGenerated)
+    loose_box, map_error = _held(raw.FPDFText_GetLooseCharBox), _held(raw.FPDFText_HasUnicodeMapError)
+    is_hyphen, char_angle = _held(raw.FPDFText_IsHyphen), _held(raw.FPDFText_GetCharAngle)
+    # the object's address as an int (0 for none): no pointer object to cast
+    object_of = _held(raw.FPDFText_GetTextObject, ctypes.c_void_p)
     rotation = out.rotation
     chars = out.chars
     by_object: dict[int, list] = {}  # addr -> [mode, font, z, direction or None until read]
