@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
 import threading
 from pathlib import Path
 from statistics import median
@@ -107,9 +106,16 @@ def quiet_rapidocr_warnings() -> None:
         logger.addFilter(_Demote())
 
 
-#: Pages processed at once (:attr:`RapidOcrRecognizer.workers`): one per core, at most 2. With
-#: the text layer most of a page's time is outside the recognizer (layout, text layer, render).
-PAGE_WORKERS = max(1, min(2, os.cpu_count() or 1))
+#: Pages processed at once (:attr:`RapidOcrRecognizer.workers`): one. The other core still works
+#: beside it: the next page renders in the pipeline's thread, the layout model runs on its own
+#: thread beside the text layer and the OCR, and the text recognizer reads a page's lines on two
+#: threads (:data:`~.reading.REC_STREAMS`); this recognizer's lock serialised two pages' OCR
+#: anyway. A second page at once ran its Python (text layer, block filling) against the first's
+#: for the one GIL: born-digital dev corpus warm (issue 21, shared 2-core machine at load 8) 0.17-0.26
+#: s/page with one page at once against 0.32-0.40 with two, the same CPU, and 18 MB less peak RSS
+#: on a two-page parse; the OCR path (2 scans and a two-page born-digital PDF, auto, load 13, three
+#: alternating runs each) 4.93 / 5.97 / 2.80 s/page against 5.14 / 5.78 / 2.77.
+PAGE_WORKERS = 1
 
 
 def _bundled_model_dir() -> Path:
@@ -156,9 +162,7 @@ class RapidOcrRecognizer(RereadMixin, Recognizer):
 
     @property
     def workers(self) -> int:
-        """Pages at once: :data:`PAGE_WORKERS`. The lock serialises this recognizer's own model
-        runs; meanwhile another page renders, reads its text layer and runs the layout model
-        on the other core (every ONNX session here and in rapid-layout runs one thread)."""
+        """Pages at once: :data:`PAGE_WORKERS` (see there why one)."""
         return PAGE_WORKERS
 
     @property
