@@ -59,3 +59,20 @@ def test_a_peer_child_converts_and_reports_its_peak_rss(tool: str, tmp_path: Pat
     md = (tmp_path / "out" / "doc.md").read_text(encoding="utf-8")
     assert "Page 2 line 40: the quick brown fox" in md
     assert res["maxrss_kib"] > 10_000 and 0 < res["seconds"][str(pdf)] < wall
+
+
+@pytest.mark.proc
+def test_warm_children_are_fed_one_file_at_a_time_and_report_their_peak_rss(tmp_path: Path):
+    """The warm protocol: a child loads and warms its tool on the first file, says ready, then
+    converts each file it is sent (so the parent interleaves the tools file by file)."""
+    from ocrstack.bench.peers import WarmChild
+
+    tool = "pymupdf4llm-legacy" if importlib.util.find_spec("pymupdf4llm") else "ocrstack"
+    first, second = make_pdf(tmp_path / "a.pdf", 1), make_pdf(tmp_path / "b.pdf", 2)
+    w = WarmChild(tool, tmp_path / "out", first).start()
+    assert not (tmp_path / "out" / "b.md").exists()  # nothing converted before it is sent
+    seconds = w.convert(second)
+    assert seconds > 0 and "Page 2 line 40" in (tmp_path / "out" / "b.md").read_text(encoding="utf-8")
+    res = w.close()
+    assert res["maxrss_kib"] > 10_000 and list(res["seconds"]) == [str(second)]
+    assert w.proc.returncode == 0

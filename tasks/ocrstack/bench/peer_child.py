@@ -1,10 +1,12 @@
 """Child process of the born-digital peers table (:mod:`ocrstack.bench.peers`, issue 21).
 
-``python -m ocrstack.bench --peer-child TOOL MODE OUT PDF...`` converts every PDF with one tool
-and writes ``OUT/NAME.md``; its last stdout line is ``{"maxrss_kib": VmHWM of this process,
-"seconds": {PDF: s}}``. ``MODE`` is ``cold`` (one PDF; its seconds are the conversion only, the
-parent times the whole process) or ``warm`` (the tool loaded and run once on the first PDF,
-then every PDF timed in this process).
+``python -m ocrstack.bench --peer-child TOOL MODE OUT PDF...`` converts with one tool and writes
+``OUT/NAME.md``; its last stdout line is ``{"maxrss_kib": VmHWM of this process, "seconds": {PDF:
+s}}``. ``MODE`` is ``cold`` (every PDF given, one in practice; its seconds are the conversion only,
+the parent times the whole process) or ``warm``: the tool is loaded and run once on the PDF given,
+then the child prints ``{"ready": true}`` and converts each PDF path read from stdin, printing
+``{"pdf": PDF, "seconds": s}`` after each, until stdin ends (the parent feeds every tool's warm
+child file by file in turn, as it runs the cold children, so a change of load hits all alike).
 
 Tools (:data:`TOOLS`): ``ocrstack`` (cold: the pipeline as ``ocrstack parse PDF -o OUT --force
 --keep-paratext`` runs it, ``--text-layer auto``, in a fresh process -- the CLI's own argument
@@ -25,6 +27,7 @@ default language and page segmentation).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -159,13 +162,24 @@ def peer_child(argv: Sequence[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     pdfs = [Path(f) for f in files]
     convert = converter(tool, mode, pdfs[0], out)
-    if mode == "warm" and tool != "ocrstack":  # ocrstack's warm_parser has run page 1 already
-        (out / ".warm").mkdir(exist_ok=True)
-        convert(pdfs[0], out / ".warm")
+    if mode == "warm":
+        if tool != "ocrstack":  # ocrstack's warm_parser has run page 1 already
+            (out / ".warm").mkdir(exist_ok=True)
+            convert(pdfs[0], out / ".warm")
+        print(json.dumps({"ready": True}), flush=True)
     seconds = {}
-    for pdf in pdfs:
+    for pdf in _stdin_pdfs() if mode == "warm" else pdfs:
         t = time.perf_counter()
         convert(pdf, out)
         seconds[str(pdf)] = time.perf_counter() - t
+        if mode == "warm":
+            print(json.dumps({"pdf": str(pdf), "seconds": seconds[str(pdf)]}), flush=True)
     print(json.dumps({"maxrss_kib": peak_rss_kib(), "seconds": seconds}))
     return 0
+
+
+def _stdin_pdfs():
+    """PDF paths read from stdin, one a line, as they come (the warm protocol)."""
+    for line in sys.stdin:
+        if line.strip():
+            yield Path(line.strip())

@@ -7,8 +7,9 @@ load hits every tool alike:
 
 * cold: a fresh process per file (``python -m ocrstack.bench --peer-child TOOL cold``):
   wall seconds from spawn to exit, median over files, and that process's peak RSS (VmHWM);
-* warm: one process per tool over all files after one warm-up file: seconds per page
-  (sum of conversion seconds / pages) and the process's peak RSS.
+* warm: one process per tool, loaded and warmed on the first file, all of them alive at once and
+  fed the files interleaved file by file as well (:class:`WarmChild`): seconds per page (sum of
+  conversion seconds / pages) and each process's peak RSS.
 
 Fidelity is scored the same way for all (:mod:`ocrstack.bench.metrics`, as the issue 11 table):
 per document, the tool's Markdown reduced to text (:func:`~ocrstack.bench.metrics.markdown_text`)
@@ -28,6 +29,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +95,68 @@ def child(tool: str, mode: str, out: Path, files: list[Path]) -> tuple[dict, flo
     return json.loads(lines[-1]), wall
 
 
+class WarmChild:
+    """A ``--peer-child TOOL warm`` process (:mod:`ocrstack.bench.peer_child`): started, loaded and
+    warmed on ``first`` (:meth:`start` returns once it says ready); :meth:`convert` sends it one
+    PDF and returns its conversion seconds; :meth:`close` ends it and returns its last JSON line
+    (``maxrss_kib``). A child that exits early, or outlives :data:`CHILD_TIMEOUT` (it is killed),
+    raises RuntimeError."""
+
+    def __init__(self, tool: str, out: Path, first: Path) -> None:
+        argv = [sys.executable, "-m", "ocrstack.bench", "--peer-child", tool, "warm", str(out), str(first)]
+        self.tool = tool
+        out.mkdir(parents=True, exist_ok=True)
+        self.log = out / "stderr.log"  # a file: a pipe nobody reads until the end could fill up
+        with self.log.open("w", encoding="utf-8") as err:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True
+            )
+        self._timer = threading.Timer(CHILD_TIMEOUT, self.proc.kill)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _answer(self, key: str) -> dict:
+        """The next JSON line of the child's stdout that has ``key`` (other lines are the tool's)."""
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                try:
+                    answer = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if key in answer:
+                    return answer
+        self.proc.wait()
+        err = self.log.read_text(encoding="utf-8", errors="replace")
+        raise RuntimeError(f"{self.tool} warm exited {self.proc.returncode}: {err.strip()[-300:]}")
+
+    def start(self) -> WarmChild:
+        self._answer("ready")
+        return self
+
+    def convert(self, pdf: Path) -> float:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(f"{pdf}\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the child is gone: _answer says why
+        return float(self._answer("pdf")["seconds"])
+
+    def close(self) -> dict:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            return self._answer("maxrss_kib")
+        finally:
+            self._timer.cancel()
+            try:
+                self.proc.wait(timeout=60)  # it exits after its last line
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 def score(pdf: Path, markdown: Path) -> tuple[float, float, float]:
     """(recall, precision, order) of ``markdown`` against ``pdf``'s NAME.txt (whole document)."""
     truth = pdf.with_suffix(".txt").read_text(encoding="utf-8").replace("\f", "\n")
@@ -135,16 +199,32 @@ def measure(files: list[Path], work: Path) -> dict[str, Tool]:
             tool.scores.append((pages[f], *score(f, out / f"{f.stem}.md")))
             if name == "ocrstack":
                 tool.kinds.append(kind(out / f"{f.stem}.blocks.json"))
-    for name, tool in tools.items():
-        if tool.error:
-            continue
-        try:
-            res, _ = child(name, "warm", work / "warm" / name, files)
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            tool.error = str(exc)
-            continue
-        tool.warm_s, tool.warm_rss_kib = sum(res["seconds"].values()), res["maxrss_kib"]
-        tool.pages = sum(pages.values())
+    warm: dict[str, WarmChild] = {}
+    try:
+        for name, tool in tools.items():  # loaded one after another, before any timed file
+            if not tool.error:
+                try:
+                    warm[name] = WarmChild(name, work / "warm" / name, files[0]).start()
+                except RuntimeError as exc:
+                    tool.error = str(exc)
+        for f in files:  # interleaved: file by file, every tool
+            for name, w in list(warm.items()):
+                try:
+                    tools[name].warm_s += w.convert(f)
+                except RuntimeError as exc:
+                    tools[name].error = str(exc)
+                    del warm[name]
+        for name, w in list(warm.items()):
+            try:
+                tools[name].warm_rss_kib = w.close()["maxrss_kib"]
+                tools[name].pages = sum(pages.values())
+            except RuntimeError as exc:
+                tools[name].error = str(exc)
+            del warm[name]
+    finally:
+        for w in warm.values():
+            w.proc.kill()
+            w.proc.wait()
     return tools
 
 
