@@ -33,8 +33,7 @@ import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 from ocrstack.parsing import documents, ink, outputs
@@ -47,12 +46,11 @@ from ocrstack.parsing.lines.script import drop_stray_han
 from ocrstack.parsing.lines.titles import promote_title_headers
 from ocrstack.parsing.options import ParseOptions, TextLayerMode, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
+from ocrstack.parsing.page_state import PageState
 from ocrstack.parsing.reading_order import order_blocks
 from ocrstack.parsing.textlayer import plain
 from ocrstack.parsing.textlayer import stage as textlayer
-from ocrstack.parsing.textlayer.extract import PageText
-from ocrstack.parsing.textlayer.soundness import Verdict
-from ocrstack.parsing.types import Block, Category, PageImage
+from ocrstack.parsing.types import Category, PageImage
 
 #: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
 FIGURE_PAD = 8
@@ -60,39 +58,6 @@ FIGURE_PAD = 8
 #: recognizer (openai) reads it: 6 px = 0.76 mm, about a quarter of a 10 pt line, enough for
 #: ascenders/descenders a tight box cuts, too little to take in a neighbouring line.
 CROP_PAD = 6
-
-
-@dataclass
-class PageState:
-    """What the stages pass along for one page.
-
-    Attributes:
-        page: the page image (replaced by ``orient`` when it turns the page).
-        paths: where figure crops / overlays go; None writes nothing.
-        rotation: degrees turned counter-clockwise by ``orient``.
-        blocks: the blocks so far (in reading order after ``order``).
-        skipped: paratext blocks set aside by ``paratext`` (not sent to the recognizer).
-        result: the page result, made by ``order`` and completed by ``figures``.
-        layer: the page's text layer when ``textlayer`` judged it usable, else None.
-        verdict: the ``textlayer`` verdict (None before that stage).
-        early: (page, future of its layout) started by ``textlayer`` before the OCR sample
-            (:meth:`Parser.start_layout`); ``layout`` uses it when ``orient`` left the page as it was.
-        blank: set by ``textlayer``: no usable text layer and no ink on the page
-            (:mod:`ocrstack.parsing.ink`); ``orient``, ``layout`` and ``recognise`` then do nothing.
-        plain: plain text with a sound layer, blocks from the layer (:mod:`.textlayer.plain`).
-    """
-
-    page: PageImage
-    paths: outputs.OutputPaths | None = None
-    rotation: int = 0
-    blocks: list[Block] = field(default_factory=list)
-    skipped: list[Block] = field(default_factory=list)
-    result: PageResult | None = None
-    layer: PageText | None = None
-    verdict: Verdict | None = None
-    early: tuple[PageImage, Future] | None = None
-    blank: bool = False
-    plain: bool = False
 
 
 class Parser:

@@ -37,7 +37,8 @@ from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.outputs import OutputPaths
 from ocrstack.parsing.page_result import PageResult
-from ocrstack.parsing.stages import STAGES, PageState, Parser, Stage
+from ocrstack.parsing.page_state import PageState
+from ocrstack.parsing.stages import STAGES, Parser, Stage
 from ocrstack.parsing.types import PageImage
 
 #: Stages run where the layout model is: those not part of recognition (text layer, orient,

@@ -21,7 +21,6 @@ Design (issue 3, measured on the corpus):
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 import threading
 from pathlib import Path
@@ -43,10 +42,12 @@ from ocrstack.parsing.lines.assign import (
 )
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.recognition.rapidocr import openvino_rec, reading, words
+from ocrstack.parsing.recognition.rapidocr.quiet import quiet_rapidocr_warnings
 from ocrstack.parsing.recognition.rapidocr.reread import RETRY_SCALE, RereadMixin
 from ocrstack.parsing.types import Block, PageImage
 
 __all__ = [
+    "quiet_rapidocr_warnings",
     "FALLBACK_WARNING",
     "RETRY_SCALE",
     "Line",
@@ -78,34 +79,6 @@ DET_MIN_SIDE = 736
 #: Padding (pixels at 200 DPI) around a block read on its own (:meth:`RapidOcrRecognizer.recognize_only`):
 #: a tight layout box cuts glyphs; 8 px = 1 mm takes in no neighbouring line at body size.
 REGION_PAD = 8
-#: rapidocr's logger (rapidocr/utils/log.py: ``Logger(logger_name="RapidOCR")``, own stderr
-#: handler, ``propagate = False``).
-RAPIDOCR_LOGGER = "RapidOCR"
-log = logging.getLogger("ocrstack.rapidocr")
-
-
-class _Demote(logging.Filter):
-    """Re-log rapidocr records below ERROR on ``ocrstack.rapidocr`` at DEBUG and drop them.
-
-    rapidocr logs expected conditions as WARNING on its own stderr handler (e.g. "The text
-    detection result is empty" for a blank page, which ocrstack reports itself as an empty
-    page), and those lines broke the CLI's output. ERROR and above pass unchanged.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.ERROR:
-            return True
-        log.debug("rapidocr %s: %s", record.levelname.lower(), record.getMessage())
-        return False
-
-
-def quiet_rapidocr_warnings() -> None:
-    """Install :class:`_Demote` on rapidocr's logger (once)."""
-    logger = logging.getLogger(RAPIDOCR_LOGGER)
-    if not any(isinstance(f, _Demote) for f in logger.filters):
-        logger.addFilter(_Demote())
-
-
 #: Pages processed at once (:attr:`RapidOcrRecognizer.workers`): one. The other core still works
 #: beside it: the next page renders in the pipeline's thread, the layout model runs on its own
 #: thread beside the text layer and the OCR, and the text recognizer reads a page's lines on two
