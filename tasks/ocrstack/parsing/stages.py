@@ -48,7 +48,7 @@ from ocrstack.parsing.options import ParseOptions, TextLayerMode, validate
 from ocrstack.parsing.page_result import SKIPPED_PARATEXT, PageResult
 from ocrstack.parsing.page_state import PageState
 from ocrstack.parsing.reading_order import order_blocks
-from ocrstack.parsing.textlayer import plain
+from ocrstack.parsing.textlayer import pictures, plain
 from ocrstack.parsing.textlayer import stage as textlayer
 from ocrstack.parsing.types import Category, PageImage
 
@@ -296,6 +296,7 @@ class Recognize(Stage):
             structured = recognizer.structured
             filled, rest = textlayer.fill_blocks(*layer_args, accept_hidden=hidden, structured=structured)
             read = textlayer.recognize_rest(s.page, rest, recognizer, s.layer, accept_hidden=hidden)
+            pictures.read_pictures(s.page, filled, s.layer, recognizer)  # text only in a picture
             s.blocks = filled + read + s.skipped
             drop_stray_han(s.blocks, frozenset({textlayer.SOURCE_OCR}))
             return
