@@ -26,7 +26,7 @@ from ocrstack.api.config import ServiceConfig
 from ocrstack.api.docs import add_docs
 from ocrstack.api.metrics import Metrics
 from ocrstack.api.schemas import install_handlers
-from ocrstack.api.service import Service, authorize
+from ocrstack.api.service import Service, check_key
 from ocrstack.api.stores import open_store
 from ocrstack.api.worker import Worker
 
@@ -103,7 +103,7 @@ async def _private(request: Request, call_next: Callable[[Request], Awaitable[Re
     """Middleware (``--key-for-metrics-and-docs``): :data:`PRIVATE_PATHS` answer 401 without the key."""
     if request.url.path.startswith(PRIVATE_PATHS):
         try:
-            authorize(request)
+            check_key(request)
         except HTTPException as exc:
             return JSONResponse({"error": exc.detail, "fix": "send the key in X-API-Key"}, 401, exc.headers)
     return await call_next(request)
@@ -117,6 +117,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
         max_queue=config.max_queue,
         ttl=config.ttl_hours * 3600,
         lease=config.lease_seconds,
+        pool=config.db_pool,
     )
     metrics = Metrics(store.counts)
     worker = Worker(

@@ -15,7 +15,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrstack.api.stores import DATABASE_ENV
+from ocrstack.api.stores import DATABASE_ENV, POOL_SIZE
 from ocrstack.core import options as opt
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.options import ParseOptions
@@ -81,6 +81,14 @@ class ServiceConfig:
         above=0,
         example="30",
         help="PostgreSQL: a dead replica's job is resumed elsewhere after this ({default:g})",
+    )
+    db_pool: int = opt.option(
+        POOL_SIZE,
+        flags=("--db-pool",),
+        convert=int,
+        minimum=1,
+        example="5",
+        help="PostgreSQL: most connections of this replica ({default})",
     )
     workers: int = opt.option(
         1, flags=("--workers",), convert=int, minimum=1, example="1", help="jobs parsed at once ({default})"
