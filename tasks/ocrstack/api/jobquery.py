@@ -22,9 +22,7 @@ POSITION = (
 )
 #: The queue position of every queued job, numbered once per list query (a page joins it) instead
 #: of one count per listed row (:data:`POSITION` on each of up to ``MAX_LIMIT`` + 1 rows).
-_QUEUE = (
-    "(SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) - 1 AS position FROM jobs WHERE state='queued') queue"
-)
+_QUEUE = "(SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) - 1 AS position FROM jobs WHERE state='queued') queue"
 
 
 @dataclasses.dataclass(frozen=True)

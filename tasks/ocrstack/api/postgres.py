@@ -31,8 +31,7 @@ from psycopg.rows import dict_row
 
 from ocrstack.api.jobquery import POSITION, JobQuery, select
 from ocrstack.api.pgpool import ConnectionPool
-from ocrstack.api.store import COLUMNS, STATES, Job, JobFiles, QueueFull, StoreUnavailable
-from ocrstack.api.stores import POOL_SIZE
+from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, JobFiles, QueueFull, StoreUnavailable
 
 log = logging.getLogger("ocrstack.api")
 #: ``pg_advisory_xact_lock`` keys: migrations, and the queue bound check in :meth:`create`.

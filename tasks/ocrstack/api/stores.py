@@ -18,17 +18,12 @@ from pathlib import Path
 from typing import Protocol
 
 from ocrstack.api.jobquery import JobQuery
-from ocrstack.api.store import Job, JobStore
+from ocrstack.api.store import POOL_SIZE, Job, JobStore
 from ocrstack.core.errors import ConfigError, UsageError
 
 #: Environment variable read when ``--database`` is absent (keeps the DSN out of ``ps`` output).
 DATABASE_ENV = "OCRSTACK_DATABASE_URL"
 SCHEMES = ("postgresql://", "postgres://")
-#: PostgreSQL connections per replica by default (``--db-pool``): the API's requests, the
-#: ``--workers`` job threads, the lease heartbeat and callbacks each hold one for a single statement
-#: or transaction, so a few serve them all; 20 replicas x 5 stay within PostgreSQL's default
-#: ``max_connections`` (100, https://www.postgresql.org/docs/15/runtime-config-connection.html).
-POOL_SIZE = 5
 
 
 class Store(Protocol):
