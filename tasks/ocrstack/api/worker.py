@@ -77,6 +77,7 @@ class Worker:
         self.secrets = JobSecrets()
         self._recognizers: dict[str, Any] = {}  # running job -> its recognizer (aborted on cancel)
         self._processes: dict[str, ParseProcess] = {}  # running job -> the parse process running it
+        self._parsers: dict[str, ParseProcess] = {}  # worker thread name -> its parse process
         self._held: set[str] = set()  # jobs running here (their leases are renewed)
         self._lost: set[str] = set()  # leases another replica took over: stop, keep the files
         self._lock = threading.Lock()
@@ -136,6 +137,12 @@ class Worker:
         """True after :meth:`cancel` for this job."""
         with self._lock:
             return job_id in self._cancel
+
+    def parse_pids(self) -> list[int]:
+        """Process ids of the worker threads' parse processes running now (empty without them)."""
+        with self._lock:
+            processes = list(self._parsers.values())
+        return [p.pid for p in processes if p.alive and p.pid is not None]
 
     # -- loop
 
@@ -231,6 +238,8 @@ class Worker:
         if PROCESS in engines:
             engines[PROCESS].close()
         engines[PROCESS] = process = ParseProcess(self.base, self.nice)
+        with self._lock:
+            self._parsers[threading.current_thread().name] = process
         error = process.start()
         log.info("worker %s: parse process %s at nice +%d", self.store.boot, process.pid, self.nice)
         return error
