@@ -89,8 +89,11 @@ class ParseProcess:
             StoreUnavailable: recording a page run failed (the child's job was cancelled first).
             OSError: ENOSPC, the data dir is full (the child said so).
         """
-        self._send(("run", job, opts, worker.cancelled(job.id)))
         lost: StoreUnavailable | None = None
+        try:
+            self._send(("run", job, opts, worker.cancelled(job.id)))
+        except (OSError, ValueError):  # it died since the worker looked: the read below says so
+            pass
         while True:
             try:
                 msg = self._conn.recv()
@@ -167,12 +170,15 @@ class MetricsRelay:
         return MetricsRelay(self._send, self._name, values)
 
     def inc(self, amount: float = 1.0) -> None:
+        """Counter/gauge ``inc`` in the parent."""
         self._send(("metric", self._name, self._labels, "inc", amount))
 
     def dec(self, amount: float = 1.0) -> None:
+        """Gauge ``dec`` in the parent."""
         self._send(("metric", self._name, self._labels, "dec", amount))
 
     def observe(self, value: float) -> None:
+        """Histogram ``observe`` in the parent (seconds, as the metric's unit)."""
         self._send(("metric", self._name, self._labels, "observe", value))
 
 
