@@ -65,7 +65,7 @@ def test_a_job_asking_for_another_ocr_runtime_gets_its_own_recognizer(tmp_path: 
     """Engines are reused across jobs by what changes their output: a job with
     ``ocr_runtime=openvino`` must not reuse the service's onnxruntime recognizer (its pages are
     cached under the openvino key)."""
-    from ocrstack.api import worker as worker_module
+    from ocrstack.api import jobrun
 
     made: list[str] = []
 
@@ -73,7 +73,7 @@ def test_a_job_asking_for_another_ocr_runtime_gets_its_own_recognizer(tmp_path: 
         made.append(opts.ocr_runtime)
         return FailsPage2()
 
-    monkeypatch.setattr(worker_module.recognition_registry, "create", create)
+    monkeypatch.setattr(jobrun.recognition_registry, "create", create)
     store = JobStore(tmp_path / "data")
     base = ParseOptions(inputs=(), layout="none", recognizer="rapidocr")
     worker = Worker(store, Metrics(store.counts), base)

@@ -15,6 +15,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ocrstack.api.store import POOL_SIZE
 from ocrstack.api.stores import DATABASE_ENV
 from ocrstack.core import options as opt
 from ocrstack.core.errors import ConfigError
@@ -29,6 +30,9 @@ API_EXTRA = ("fastapi", "uvicorn", "python_multipart")
 API_KEY_ENV = "OCRSTACK_API_KEY"
 #: Environment variable read when ``--webhook-secret`` is absent.
 WEBHOOK_SECRET_ENV = "OCRSTACK_WEBHOOK_SECRET"
+#: ``--parse-nice`` default: nice 10 weighs 110 against 1024 at nice 0 (the kernel's
+#: ``sched_prio_to_weight``), so an API thread that wakes gets the CPU ahead of the parse work.
+PARSE_NICE = 10
 
 
 @dataclass
@@ -82,8 +86,25 @@ class ServiceConfig:
         example="30",
         help="PostgreSQL: a dead replica's job is resumed elsewhere after this ({default:g})",
     )
+    db_pool: int = opt.option(
+        POOL_SIZE,
+        flags=("--db-pool",),
+        convert=int,
+        minimum=1,
+        example="5",
+        help="PostgreSQL: most connections of this replica ({default})",
+    )
     workers: int = opt.option(
         1, flags=("--workers",), convert=int, minimum=1, example="1", help="jobs parsed at once ({default})"
+    )
+    parse_nice: int = opt.option(
+        PARSE_NICE,
+        flags=("--parse-nice",),
+        convert=int,
+        minimum=0,
+        example="10",
+        help="jobs parse in a child process per worker at this lower CPU priority, so requests "
+        "are answered first (0-19; {default}; not with --ray)",
     )
     max_queue: int = opt.option(
         100,

@@ -14,10 +14,15 @@ from typing import Any
 
 #: Jobs per page when the request names no ``limit``, and the most it may name.
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
-_POSITION = (
+#: The queue ``position`` of one job (``GET /v1/jobs/{id}``): the queued jobs before it, counted on
+#: the ``jobs_state (state, seq)`` index; NULL unless queued.
+POSITION = (
     "CASE WHEN state='queued' THEN"
     " (SELECT COUNT(*) FROM jobs q WHERE q.state='queued' AND q.seq < jobs.seq) END AS position"
 )
+#: The queue position of every queued job, numbered once per list query (a page joins it) instead
+#: of one count per listed row (:data:`POSITION` on each of up to ``MAX_LIMIT`` + 1 rows).
+_QUEUE = "(SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) - 1 AS position FROM jobs WHERE state='queued') queue"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +45,8 @@ class JobQuery:
 def select(q: JobQuery, mark: str, columns: str) -> tuple[str, list[Any]]:
     """``(sql, args)`` selecting ``columns`` of the jobs of ``q`` plus one more (whether another
     page follows), newest first, each with its queue ``position`` (NULL unless queued); ``mark``
-    is the driver's placeholder (``?`` or ``%s``)."""
+    is the driver's placeholder (``?`` or ``%s``). ``columns`` are unqualified names of ``jobs``
+    (``seq`` is the join column, so it stays unambiguous)."""
     where, args = [], []
     if q.statuses:
         where.append(f"state IN ({', '.join([mark] * len(q.statuses))})")
@@ -52,5 +58,6 @@ def select(q: JobQuery, mark: str, columns: str) -> tuple[str, list[Any]]:
         where.append(f"seq < {mark}")
         args.append(q.before)
     clause = f" WHERE {' AND '.join(where)}" if where else ""
-    sql = f"SELECT {columns}, {_POSITION} FROM jobs{clause} ORDER BY seq DESC LIMIT {mark}"
+    sql = f"SELECT {columns}, queue.position FROM jobs LEFT JOIN {_QUEUE} USING (seq){clause}"
+    sql += f" ORDER BY seq DESC LIMIT {mark}"
     return sql, [*args, q.limit + 1]

@@ -9,6 +9,7 @@ needs the API key (:func:`~ocrstack.api.service.authorize`). Errors are
 from __future__ import annotations
 
 import asyncio
+import functools
 import shutil
 import time
 from pathlib import Path
@@ -86,7 +87,8 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
         OcrstackError: a refused upload, option or page count (4xx).
     """
     config, store = svc.config, svc.store
-    if sum(store.counts()[s] for s in ("queued", "running")) >= config.max_queue:
+    counts = await asyncio.to_thread(store.counts)  # the database off the event loop
+    if sum(counts[s] for s in ("queued", "running")) >= config.max_queue:
         raise QueueFull  # before reading the body: a client sending 100 MB learns at once
     tmp = store.upload_tmp()
     up = await receive(request, tmp, int(config.max_upload_mb * 1024 * 1024))
@@ -109,13 +111,16 @@ async def submit(svc: Service, request: Request, sync: bool) -> dict:
         if pages > limit:
             fix = "use POST /v1/jobs for long documents" if sync else "split the document or select --pages"
             raise InputError(f"{up.filename or name}: {pages} pages selected, the limit is {limit}", fix)
-        job = store.create(
-            upload=tmp,
-            name=name,
-            filename=up.filename or name,
-            options={**api_options.to_json(opts), **svc.worker.secrets.keep(opts)},
-            pages_total=pages,
-            callback=callback,
+        job = await asyncio.to_thread(
+            functools.partial(
+                store.create,
+                upload=tmp,
+                name=name,
+                filename=up.filename or name,
+                options={**api_options.to_json(opts), **svc.worker.secrets.keep(opts)},
+                pages_total=pages,
+                callback=callback,
+            )
         )
     finally:
         tmp.unlink(missing_ok=True)
@@ -147,13 +152,13 @@ async def parse_sync(request: Request, svc: ServiceDep) -> JSONResponse:
     body = await submit(svc, request, sync=True)
     deadline = time.monotonic() + svc.config.sync_timeout
     while time.monotonic() < deadline:
-        job = svc.store.get(body["id"])
+        job = await asyncio.to_thread(svc.store.get, body["id"])
         if job is None or job.state in TERMINAL:
             break
         await asyncio.sleep(0.05)
     else:
         return JSONResponse(
-            job_json(svc, svc.store.get(body["id"])),
+            await asyncio.to_thread(lambda: job_json(svc, get_job(svc, body["id"]))),
             status_code=202,
             headers={"Location": body["status_url"]},
         )
@@ -172,7 +177,7 @@ async def parse_sync(request: Request, svc: ServiceDep) -> JSONResponse:
 
 
 @router.get("/v1/jobs", response_model=JobList, responses=errors(400, 401, 422))
-def list_jobs(
+async def list_jobs(
     svc: ServiceDep,
     status: Annotated[list[str] | None, Query(description=STATUS_HELP)] = None,
     since: Annotated[
@@ -183,14 +188,20 @@ def list_jobs(
 ) -> dict:
     """Jobs of every client of this service (all replicas), newest first, a page at a time."""
     q = listing.query(status, since, cursor, limit)
-    jobs, next_cursor = listing.page(svc.store.jobs(q), q)
-    return {"jobs": [job_json(svc, j) for j in jobs], "next_cursor": next_cursor}
+
+    def read() -> dict:
+        jobs, next_cursor = listing.page(svc.store.jobs(q), q)
+        return {"jobs": [job_json(svc, j) for j in jobs], "next_cursor": next_cursor}
+
+    return await asyncio.to_thread(read)
 
 
 @router.get("/v1/jobs/{job_id}", response_model=JobBody, responses=errors(401, 404))
-def job_status(job_id: str, svc: ServiceDep) -> dict:
+async def job_status(job_id: str, svc: ServiceDep) -> dict:
     """State, pages done/total and position in the queue (0 = next)."""
-    return job_json(svc, get_job(svc, job_id))
+    # one hop to a thread for the database and the page-cache count; the dependencies and the
+    # response model run on the event loop (a plain def route costs three more hops under load)
+    return await asyncio.to_thread(lambda: job_json(svc, get_job(svc, job_id)))
 
 
 @router.get(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from importlib import resources
 from pathlib import Path
@@ -30,8 +29,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from ocrstack.api.jobquery import JobQuery, select
-from ocrstack.api.store import COLUMNS, STATES, Job, JobFiles, QueueFull, StoreUnavailable
+from ocrstack.api.jobquery import POSITION, JobQuery, select
+from ocrstack.api.pgpool import ConnectionPool
+from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, JobFiles, QueueFull, StoreUnavailable
 
 log = logging.getLogger("ocrstack.api")
 #: ``pg_advisory_xact_lock`` keys: migrations, and the queue bound check in :meth:`create`.
@@ -99,7 +99,9 @@ class PostgresJobStore(JobFiles):
     Args:
         dsn: ``postgresql://...`` (kept private; see :func:`describe`).
         lease: seconds a claim lasts without a heartbeat (the hand-over delay after a crash).
-        reconnect: seconds an operation keeps reconnecting (database restart) before it raises.
+        reconnect: seconds an operation keeps reconnecting (database restart), or waits for a
+            free connection, before it raises.
+        pool: most connections this store opens at once (API requests, workers, heartbeat share them).
 
     Raises:
         StoreUnavailable: the database did not answer within ``reconnect`` seconds.
@@ -113,14 +115,15 @@ class PostgresJobStore(JobFiles):
         ttl: float = 86400.0,
         lease: float = 30.0,
         reconnect: float = 60.0,
+        pool: int = POOL_SIZE,
     ) -> None:
         super().__init__(data_dir, max_queue, ttl)
         self._dsn = dsn
         self.where = describe(dsn)
         self.lease = lease
         self.reconnect = reconnect
-        self._lock = threading.Lock()
-        self._conn: psycopg.Connection | None = None
+        #: The replica's connections (:class:`~ocrstack.api.pgpool.ConnectionPool`, ``pool`` at most).
+        self.pool = ConnectionPool(self._connect, pool, wait=reconnect, where=self.where)
         self.schema_version = self._do(migrate)
 
     def __repr__(self) -> str:
@@ -132,37 +135,31 @@ class PostgresJobStore(JobFiles):
         return psycopg.connect(self._dsn, autocommit=True, connect_timeout=5, row_factory=dict_row)
 
     def _do(self, op: Any) -> Any:
-        """Run ``op(connection)``, reconnecting with backoff for up to ``reconnect`` seconds."""
+        """Run ``op(connection)`` on a pooled connection, reconnecting with backoff for up to
+        ``reconnect`` seconds (a failed connection is closed, and the idle ones with it)."""
         deadline = time.monotonic() + self.reconnect
         delay = 0.1
-        with self._lock:
-            while True:
-                try:
-                    if self._conn is None or self._conn.closed:
-                        self._conn = self._connect()
-                    return op(self._conn)
-                except psycopg.OperationalError as exc:
-                    if self._conn is not None:
-                        self._conn.close()
-                    self._conn = None
-                    if time.monotonic() >= deadline:
-                        raise StoreUnavailable(
-                            f"job database {self.where} is unreachable ({type(exc).__name__})",
-                            "start PostgreSQL or fix --database / $OCRSTACK_DATABASE_URL",
-                        ) from None
-                    log.warning("job database %s: %s; reconnecting", self.where, type(exc).__name__)
-                    time.sleep(delay)
-                    delay = min(delay * 2, 2.0)
+        while True:
+            try:
+                with self.pool.connection() as conn:
+                    return op(conn)
+            except psycopg.OperationalError as exc:
+                self.pool.clear()  # a database restart has killed the idle ones too
+                if time.monotonic() >= deadline:
+                    raise StoreUnavailable(
+                        f"job database {self.where} is unreachable ({type(exc).__name__})",
+                        "start PostgreSQL or fix --database / $OCRSTACK_DATABASE_URL",
+                    ) from None
+                log.warning("job database %s: %s; reconnecting", self.where, type(exc).__name__)
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def _one(self, sql: str, args: tuple | dict = ()) -> dict | None:
         return self._do(lambda c: c.execute(sql, args).fetchone())
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        """Close the pooled connections."""
+        self.pool.close()
 
     # -- writes
 
@@ -338,17 +335,8 @@ class PostgresJobStore(JobFiles):
     def get(self, job_id: str) -> Job | None:
         """The job with its queue position, or None."""
 
-        def op(conn: psycopg.Connection) -> Job | None:
-            row = conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE id=%s", (job_id,)).fetchone()
-            if row is None:
-                return None
-            position = None
-            if row["state"] == "queued":
-                q = "SELECT COUNT(*) AS n FROM jobs WHERE state='queued' AND seq < %s"
-                position = conn.execute(q, (row["seq"],)).fetchone()["n"]
-            return _job(row, position)
-
-        return self._do(op)
+        row = self._one(f"SELECT {COLUMNS}, {POSITION} FROM jobs WHERE id=%s", (job_id,))
+        return None if row is None else _job(row, row.pop("position"))
 
     def jobs(self, q: JobQuery) -> list[Job]:
         """The jobs of one page of ``GET /v1/jobs`` over all replicas, newest first."""

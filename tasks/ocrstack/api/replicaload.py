@@ -3,7 +3,8 @@
 
 One private PostgreSQL cluster (:class:`ocrstack.testing.postgres.Cluster`, loopback, a temp dir) and,
 per row, a fresh database, a shared data dir and N replicas (``--database``, short leases, the fake
-OpenAI server as recognizer with ``--layout none``: little CPU, so it fits on 2 cores). Per row:
+OpenAI server as recognizer with ``--layout none``: little CPU, so it fits on 2 cores; in a process
+of its own, as a real recognizer server is, so its work does not share the poller's GIL). Per row:
 
 1. ``jobs`` documents of ``pages`` pages each are submitted at once, spread over the replicas, each
    naming a callback on a local receiver (signed; :class:`ocrstack.api.faultcount.Receiver`);
@@ -41,7 +42,7 @@ from ocrstack.api import faultcount as fc
 from ocrstack.api.loadtest import text_pdf
 from ocrstack.api.process import ServiceProcess
 from ocrstack.core.errors import ConfigError
-from ocrstack.testing.fake_openai import FakeOpenAIServer
+from ocrstack.testing.fake_process import FakeOpenAIProcess
 from ocrstack.testing.postgres import Cluster, bindir
 
 #: Target from issue 23 ("status p99 under load < 100 ms").
@@ -303,7 +304,7 @@ def _row(n: int, opts: ReplicaLoadOptions, cluster: Cluster, root: Path) -> Faul
     row = FaultRow(n, opts.jobs, extra={"pages": opts.pages})
     started = time.monotonic()
     with ExitStack() as stack:
-        fake = stack.enter_context(FakeOpenAIServer(latency=opts.latency))
+        fake = stack.enter_context(FakeOpenAIProcess(work / "fake-openai.log", latency=opts.latency))
         rx = stack.enter_context(fc.Receiver(secret))
         args = ["--database", url, "--lease-seconds", f"{opts.lease:g}", "--recognizer", "openai",
                 "--server-url", fake.url, "--layout", "none", "--concurrency", "1", "--max-queue", "1000",

@@ -5,6 +5,7 @@ The settings, :class:`ocrstack.api.config.ServiceConfig`, live in a module witho
 run time (config, job store, metrics, worker): it lives in ``app.state.service`` and reaches a route
 through the :func:`service` dependency, so no route closes over variables of
 :func:`ocrstack.api.app.create_app`. :func:`authorize` is the API-key check of every ``/v1`` route.
+Both dependencies are ``async`` (no I/O): a request pays no thread hop for them.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class Service:
     worker: Worker
 
 
-def service(request: Request) -> Service:
-    """FastAPI dependency: the :class:`Service` of the app serving ``request``."""
+async def service(request: Request) -> Service:
+    """FastAPI dependency: the :class:`Service` of the app serving ``request`` (``async``: FastAPI
+    runs a plain ``def`` dependency on its thread pool, a hop per request for a dict lookup)."""
     return request.app.state.service
 
 
@@ -42,15 +44,21 @@ def service(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(service)]
 
 
-def authorize(request: Request) -> None:
-    """FastAPI dependency of the ``/v1`` routes: the configured API key, from header ``X-API-Key``
-    or ``Authorization: Bearer``, compared in constant time (:func:`hmac.compare_digest`).
+async def authorize(request: Request) -> None:
+    """FastAPI dependency of the ``/v1`` routes (``async`` for the reason :func:`service` is):
+    :func:`check_key`."""
+    check_key(request)
+
+
+def check_key(request: Request) -> None:
+    """The configured API key, from header ``X-API-Key`` or ``Authorization: Bearer``, compared in
+    constant time (:func:`hmac.compare_digest`).
 
     Raises:
         HTTPException: 401 with ``WWW-Authenticate: Bearer`` when a key is configured and the
             request does not carry it.
     """
-    key = service(request).config.api_key
+    key = request.app.state.service.config.api_key
     if not key:
         return
     given = request.headers.get("x-api-key") or ""

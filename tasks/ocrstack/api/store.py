@@ -107,6 +107,13 @@ class QueueFull(Exception):
     """The bounded queue is full (the app answers 429 with ``Retry-After``)."""
 
 
+#: PostgreSQL connections per replica by default (``--db-pool``): the API's requests, the
+#: ``--workers`` job threads, the lease heartbeat and callbacks each hold one for a single statement
+#: or transaction, so a few serve them all; 20 replicas x 5 stay within PostgreSQL's default
+#: ``max_connections`` (100, https://www.postgresql.org/docs/15/runtime-config-connection.html).
+POOL_SIZE = 5
+
+
 class StoreUnavailable(ServerUnreachable):
     """The job database did not answer within the reconnect window (the app answers 503)."""
 

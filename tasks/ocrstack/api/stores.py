@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ocrstack.api.jobquery import JobQuery
-from ocrstack.api.store import Job, JobStore
+from ocrstack.api.store import POOL_SIZE, Job, JobStore
 from ocrstack.core.errors import ConfigError, UsageError
 
 #: Environment variable read when ``--database`` is absent (keeps the DSN out of ``ps`` output).
@@ -129,13 +129,20 @@ def is_postgres(database: str | None) -> bool:
 
 
 def open_store(
-    database: str | None, data_dir: Path, *, max_queue: int = 100, ttl: float = 86400.0, lease: float = 30.0
+    database: str | None,
+    data_dir: Path,
+    *,
+    max_queue: int = 100,
+    ttl: float = 86400.0,
+    lease: float = 30.0,
+    pool: int = POOL_SIZE,
 ) -> Store:
     """SQLite in ``data_dir`` when ``database`` is empty, else the PostgreSQL store at that URL.
 
     Args:
         database: ``postgresql://...`` (never logged, never in an error message) or None/"".
         lease: seconds a PostgreSQL claim lasts without a heartbeat (ignored for SQLite).
+        pool: most PostgreSQL connections of this store (ignored for SQLite).
 
     Raises:
         UsageError: not a PostgreSQL URL. ConfigError: psycopg is not installed.
@@ -151,4 +158,4 @@ def open_store(
             "pip install 'ocrstack[api]' (it includes psycopg[binary])",
         ) from None
     assert database is not None
-    return PostgresJobStore(database, data_dir, max_queue=max_queue, ttl=ttl, lease=lease)
+    return PostgresJobStore(database, data_dir, max_queue=max_queue, ttl=ttl, lease=lease, pool=pool)

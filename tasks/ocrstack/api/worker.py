@@ -1,13 +1,11 @@
-"""Worker threads: take the oldest queued job and run :func:`ocrstack.parsing.run.pipeline.run` on it.
+"""Worker threads: take the oldest queued job, parse it (:func:`ocrstack.api.jobrun.compute`, the
+same pipeline as ``ocrstack parse``) and record how it ended (store, result, callback).
 
-The job runs exactly like ``ocrstack parse INPUT -o OUT --force`` with the job's options (same
-function, same outputs, same page cache), so a job rerun after a crash reuses every finished
-page. Models are loaded once per worker thread and kept (the embedded layout provider and
-rapidocr); an OpenAI-compatible recognizer is built per job (no model, cheap) and closed by the
-pipeline. Hooks used here, all public to the pipeline: ``Parser.parse_page`` (overridden to count
-pages, observe stage latencies and honour cancellation), the recognizer's ``probe``/``close`` and
-its ``http_clients``/``stats`` (per-server metrics); the job's state, error and page counts come
-from the run's returned outcome (:class:`ocrstack.parsing.run.outcomes.RunSummary`).
+``ocrstack api serve`` parses in a child process per worker thread at a lower CPU priority
+(:mod:`ocrstack.api.parseproc`, ``--parse-nice``): the API's requests do not wait for the parse
+work. With ``--ray`` (the pages run on Ray already) and for a :class:`Worker` made without
+``nice``, jobs are parsed in this process. Models are loaded once per worker thread (or its parse
+process) and kept; an OpenAI-compatible recognizer is built per job.
 """
 
 from __future__ import annotations
@@ -23,91 +21,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ocrstack.api import jobrun, storage, webhooks
 from ocrstack.api import options as api_options
-from ocrstack.api import storage, webhooks
+from ocrstack.api.jobrun import JobCancelled, Outcome
 from ocrstack.api.jobsecrets import JobSecrets
 from ocrstack.api.liveness import reporting
 from ocrstack.api.metrics import Metrics
-from ocrstack.api.observed import ObservedRecognizer
+from ocrstack.api.parseproc import ParseProcess
 from ocrstack.api.store import Job, StoreUnavailable
 from ocrstack.api.stores import Store
-from ocrstack.core.errors import OcrstackError, UsageError
-from ocrstack.parsing import layout as layout_registry
+from ocrstack.core.errors import OcrstackError
 from ocrstack.parsing import outputs
-from ocrstack.parsing import recognition as recognition_registry
 from ocrstack.parsing.options import ParseOptions
-from ocrstack.parsing.run import pipeline
-from ocrstack.parsing.run.outcomes import RunSummary
-from ocrstack.parsing.stages import Parser
-from ocrstack.parsing.types import PageImage
 
 log = logging.getLogger("ocrstack.api")
-#: Page timing keys (``PageResult.timings``) -> metric stage label; other keys are used as they are.
-STAGE_NAMES = {"recognize": "recognition", "recognise": "recognition"}
 #: Seconds between TTL sweeps (at most; half the TTL when that is shorter).
 EXPIRE_EVERY = 30.0
-
-
-class JobCancelled(UsageError):
-    """Raised inside a running job after ``DELETE /v1/jobs/{id}`` (a fatal error: the run stops)."""
-
-
-class _JobParser(Parser):
-    """The pipeline's Parser with providers given (reused across jobs) plus per-page bookkeeping."""
-
-    def __init__(self, options: ParseOptions, layout: Any, recognizer: Any, job: Job, worker: Worker) -> None:
-        super().__init__(options, recognizer=recognizer, layout=layout)
-        self.job = job
-        self.worker = worker
-        self.last_page_end = 0.0
-
-    def checkpoint(self) -> None:
-        """Stop the page between two stages once the job is cancelled (DELETE): the page in
-        flight does not run its remaining stages."""
-        if self.worker.cancelled(self.job.id):
-            raise JobCancelled(f"job {self.job.id} was cancelled", "submit it again to parse it")
-
-    def parse_page(self, page: PageImage, paths: Any = None) -> Any:
-        self.checkpoint()
-        m = self.worker.metrics
-        m.pages_in_flight.inc()
-        try:
-            result = super().parse_page(page, paths)
-        finally:
-            m.pages_in_flight.dec()
-        self.page_ran(page.index, result)
-        return result
-
-    def page_ran(self, index: int, result: Any) -> None:
-        """Record one computed page: the store's page runs, stage latencies, the computed count."""
-        m = self.worker.metrics
-        self.worker.store.page_ran(self.job.id, index)
-        for key, seconds in result.timings.items():
-            m.stage_seconds.labels(STAGE_NAMES.get(key, key)).observe(seconds)
-        m.pages.labels("computed").inc()
-        self.last_page_end = time.perf_counter()
-
-
-class _JobExecutor:
-    """``api serve --ray``: the pages run on another executor (:class:`ocrstack.scaleout.RayExecutor`);
-    each finished page gets the job's bookkeeping (cancellation, page runs, stage latencies) that
-    :meth:`_JobParser.parse_page` does for a local page."""
-
-    def __init__(self, inner: Any, parser: _JobParser) -> None:
-        self.inner = inner
-        self.job_parser = parser
-
-    def run(self, parser: Any, work: list, page_done: Any) -> None:
-        jp = self.job_parser
-
-        def done(w: Any, index: int, outcome: Any) -> None:
-            if jp.worker.cancelled(jp.job.id):
-                raise JobCancelled(f"job {jp.job.id} was cancelled", "submit it again to parse it")
-            if not isinstance(outcome, BaseException):
-                jp.page_ran(index, outcome)
-            page_done(w, index, outcome)
-
-        self.inner.run(parser, work, done)
+#: The key of a worker thread's parse process in its engine cache.
+PROCESS = ("parse process",)
 
 
 class Worker:
@@ -115,8 +46,10 @@ class Worker:
 
     Args:
         base: the service's default options (``ocrstack api serve`` flags, incl. the recognizer API key).
-        executor: makes each job's page executor (``--ray``); None computes pages in this process.
+        executor: makes each job's page executor (``--ray``); None computes pages here.
         webhook_secret: signs the callbacks of jobs that name one (``--webhook-secret``).
+        nice: parse each thread's jobs in a child process at this CPU priority increment
+            (:mod:`ocrstack.api.parseproc`; 0-19); None parses them in this process.
     """
 
     def __init__(
@@ -127,6 +60,7 @@ class Worker:
         threads: int = 1,
         executor: Callable[[], Any] | None = None,
         webhook_secret: str | None = None,
+        nice: int | None = None,
     ) -> None:
         self.store = store
         #: Signs job callbacks (:mod:`ocrstack.api.webhooks`); None: callbacks are not sent.
@@ -136,11 +70,14 @@ class Worker:
         self.metrics = metrics
         self.base = base
         self.threads = threads
+        self.nice = nice
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._cancel: set[str] = set()
         self.secrets = JobSecrets()
         self._recognizers: dict[str, Any] = {}  # running job -> its recognizer (aborted on cancel)
+        self._processes: dict[str, ParseProcess] = {}  # running job -> the parse process running it
+        self._parsers: dict[str, ParseProcess] = {}  # worker thread name -> its parse process
         self._held: set[str] = set()  # jobs running here (their leases are renewed)
         self._lost: set[str] = set()  # leases another replica took over: stop, keep the files
         self._lock = threading.Lock()
@@ -190,13 +127,22 @@ class Worker:
         with self._lock:
             self._cancel.add(job_id)
             recognizer = self._recognizers.get(job_id)
+            process = self._processes.get(job_id)
         if recognizer is not None:
             recognizer.abort()
+        if process is not None:
+            process.cancel(job_id)
 
     def cancelled(self, job_id: str) -> bool:
         """True after :meth:`cancel` for this job."""
         with self._lock:
             return job_id in self._cancel
+
+    def parse_pids(self) -> list[int]:
+        """Process ids of the worker threads' parse processes running now (empty without them)."""
+        with self._lock:
+            processes = list(self._parsers.values())
+        return [p.pid for p in processes if p.alive and p.pid is not None]
 
     # -- loop
 
@@ -222,6 +168,13 @@ class Worker:
     def _loop(self) -> None:
         engines: dict[tuple, Any] = {}  # per thread: rapidocr/onnxruntime sessions are not shared
         self._warm(engines)
+        try:
+            self._jobs(engines)
+        finally:
+            if PROCESS in engines:
+                engines[PROCESS].close()
+
+    def _jobs(self, engines: dict[tuple, Any]) -> None:
         while not self._stop.is_set():
             now = time.time()
             try:
@@ -260,30 +213,40 @@ class Worker:
                 self.metrics.jobs_running.dec()
 
     def _warm(self, engines: dict[tuple, Any]) -> None:
-        """Load the default engines before the service says it is ready (``GET /ready``)."""
+        """Load the default engines (in this thread's parse process, when there is one) before
+        the service says it is ready (``GET /ready``); a failure is kept in :attr:`error`."""
+        error = None
         try:
-            self._engines(self.base, engines)
-            self.ready.set()
+            if self.nice is not None and self.executor is None:
+                error = self._start_process(engines)
+            else:
+                self._engines(self.base, engines)
         except OcrstackError as exc:
-            self.error = exc.render()
-            log.error("engines failed to load: %s", self.error)
+            error = exc.render()
         except Exception as exc:  # reported by /ready, not a crash
-            self.error = f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
             log.exception("engines failed to load")
+        if error is None:
+            self.ready.set()
+        else:
+            self.error = error
+            log.error("engines failed to load: %s", error)
+
+    def _start_process(self, engines: dict[tuple, Any]) -> str | None:
+        """Start this thread's parse process (``engines[PROCESS]``); None, or why its engines failed."""
+        assert self.nice is not None
+        if PROCESS in engines:
+            engines[PROCESS].close()
+        engines[PROCESS] = process = ParseProcess(self.base, self.nice)
+        with self._lock:
+            self._parsers[threading.current_thread().name] = process
+        error = process.start()
+        log.info("worker %s: parse process %s at nice +%d", self.store.boot, process.pid, self.nice)
+        return error
 
     def _engines(self, opts: ParseOptions, engines: dict[tuple, Any]) -> tuple[Any, Any]:
-        lkey = ("layout", opts.layout, str(opts.layout_model))
-        if lkey not in engines:
-            engines[lkey] = layout_registry.create(opts.layout, opts)
-        if opts.recognizer == "openai":
-            recognizer = recognition_registry.create(opts.recognizer, opts)
-        else:
-            # the runtime changes the recognizer's models and its page-cache key (cache_fields)
-            rkey = ("recognizer", opts.recognizer, opts.ocr_runtime)
-            if rkey not in engines:
-                engines[rkey] = recognition_registry.create(opts.recognizer, opts)
-            recognizer = engines[rkey]
-        return engines[lkey], recognizer
+        """:func:`ocrstack.api.jobrun.engines` (reused per worker thread)."""
+        return jobrun.engines(opts, engines)
 
     def job_options(self, job: Job) -> ParseOptions:
         """The job's :class:`ParseOptions`: its stored fields on the service defaults, its own dirs."""
@@ -292,79 +255,80 @@ class Worker:
             opts, inputs=(self.store.data_dir / job.input,), output=self.store.out_dir(job.id), force=True
         )
 
+    # -- the hooks of jobrun.compute (in this process, or relayed from the parse process)
+
+    def page_ran(self, job_id: str, page: int) -> None:
+        """Record that 0-based ``page`` of ``job_id`` was computed by this replica now."""
+        self.store.page_ran(job_id, page)
+
+    def running(self, job_id: str, recognizer: Any | None) -> None:
+        """Keep the running job's recognizer (aborted on cancel); None: the job ended.
+
+        Raises:
+            JobCancelled: the job was cancelled while it was being claimed.
+        """
+        with self._lock:
+            if recognizer is None:
+                self._recognizers.pop(job_id, None)
+                return
+            self._recognizers[job_id] = recognizer
+            if job_id in self._cancel:
+                raise JobCancelled(f"job {job_id} was cancelled", "submit it again to parse it")
+
+    # -- one job
+
     def _run(self, job: Job, engines: dict[tuple, Any]) -> None:
-        opts = self.job_options(job)
-        state, error, fix, done, cached = "done", None, None, job.pages_total, 0
-        parser: _JobParser | None = None
-        summary: RunSummary | None = None
         started = time.perf_counter()
+        opts = self.job_options(job)
         try:
             opts = self.secrets.restore(job.options, opts)
-            layout, recognizer = self._engines(opts, engines)
-            with self._lock:
-                self._recognizers[job.id] = recognizer
-                if job.id in self._cancel:  # cancelled while it was being claimed
-                    raise JobCancelled(f"job {job.id} was cancelled", "submit it again to parse it")
-            parser = _JobParser(opts, layout, ObservedRecognizer(recognizer, self.metrics), job, self)
-            executor = _JobExecutor(self.executor(), parser) if self.executor else None
-            summary = pipeline.run(
-                opts,
-                progress=False,
-                echo=lambda line: log.debug("%s", line),
-                parser=parser,
-                executor=executor,
-            )
-            for line in summary.lines():
-                log.debug("%s", line)
-            cached = sum(d.cached for d in summary.documents)
-            problem = summary.error()  # failed pages or blocks, or a failed validation: written
-            if problem is not None:
-                state, error, fix = "partial", problem.message, problem.remedy
-                done = job.pages_total - summary.failed_pages
-                self.metrics.page_failures.inc(summary.failed_pages)
-        except StoreUnavailable:  # not the job's fault: leave it running; its lease hands it on
-            raise
-        except JobCancelled:
-            state = "cancelled"
-        except OcrstackError as exc:
-            state, error, fix, done = (
-                "failed",
-                _public(exc.message, opts.inputs[0], job.filename, opts.output),
-                exc.remedy,
-                0,
-            )
-        except Exception as exc:  # a bug must fail this job, not the worker
-            if storage.is_full(exc):
-                raise  # not the job's fault: failed by the caller with the reason (storage.Unfinished)
-            log.exception("job %s failed", job.id)
-            state, error, fix, done = "failed", f"internal error: {type(exc).__name__}", "report this bug", 0
-        if parser is not None and parser.last_page_end:
-            self.metrics.stage_seconds.labels("assembly").observe(time.perf_counter() - parser.last_page_end)
-            if summary is not None:  # render time per written page (the pipeline adds it to its timings)
-                for timings in (t for d in summary.documents for t in d.page_timings):
-                    if "render" in timings:
-                        self.metrics.stage_seconds.labels("render").observe(timings["render"])
-        if cached:
-            self.metrics.pages.labels("cache").inc(cached)
+        except OcrstackError as exc:  # the secrets were kept by a process that is gone
+            outcome = jobrun.failed(exc, job, opts)
+        else:
+            outcome = self._compute(job, opts, engines)
+        self._record(job, outcome, started)
+
+    def _compute(self, job: Job, opts: ParseOptions, engines: dict[tuple, Any]) -> Outcome:
+        """The job's parse: in this thread's parse process when it has one, else here."""
+        if PROCESS not in engines:
+            return jobrun.compute(job, opts, engines, self, self.executor() if self.executor else None)
+        process = engines[PROCESS]
+        if not process.alive:  # it died with an earlier job (or never loaded its engines)
+            error = self._start_process(engines)
+            if error is not None:
+                return Outcome("failed", error, "fix the engine setup and restart the service")
+            process = engines[PROCESS]
         with self._lock:
-            self._recognizers.pop(job.id, None)
+            self._processes[job.id] = process
+        try:
+            return process.run(job, opts, self)
+        finally:
+            with self._lock:
+                self._processes.pop(job.id, None)
+
+    def _record(self, job: Job, out: Outcome, started: float) -> None:
+        """Record how the job ended: cancelled (files removed), taken over (nothing), or finished
+        here (result published, state stored once, callback sent from here)."""
+        with self._lock:
             was_cancelled = job.id in self._cancel
             self._cancel.discard(job.id)
             lost = job.id in self._lost
             self._lost.discard(job.id)
         if lost:  # another replica holds it now and writes its result
             return
-        if was_cancelled or state == "cancelled":
+        if was_cancelled or out.state == "cancelled":
             shutil.rmtree(self.store.job_dir(job.id), ignore_errors=True)
             self.metrics.jobs_finished.labels("cancelled").inc()
             return
-        if state in ("done", "partial"):
+        if out.state in ("done", "partial"):
             _publish_source(self.store.out_dir(job.id), job.filename)
-        if not self.store.finish(job.id, state, done=done, cached=cached, error=error, fix=fix):
+        if not self.store.finish(
+            job.id, out.state, done=out.done, cached=out.cached, error=out.error, fix=out.fix
+        ):
             log.warning("job %s was finished or taken over elsewhere; not recorded here", job.id)
             return
-        self.metrics.jobs_finished.labels(state).inc()
-        log.info("job %s %s in %.2f s", job.id, state, time.perf_counter() - started)
+        self.metrics.jobs_finished.labels(out.state).inc()
+        log.info("job %s %s in %.2f s", job.id, out.state, time.perf_counter() - started)
         if job.callback and self.webhook_secret:  # finished here, once: so its callback goes from here
             args = (self.store, job.id, self.webhook_secret)
             threading.Thread(target=webhooks.notify, args=args, name="ocrstack-webhook", daemon=True).start()
@@ -386,9 +350,3 @@ def _publish_source(out_dir: Path, filename: str) -> None:
                 if isinstance(value, str) and Path(value).is_absolute():
                     model[key] = Path(value).name
             outputs.atomic_write_json(blocks, data)
-
-
-def _public(message: str, path: Path, filename: str, out_dir: Path) -> str:
-    """The error message with the server-side input path replaced by the client's file name and
-    the job's output dir by ``output`` (issue 25 item 7: no server path in an answer)."""
-    return message.replace(str(path), filename).replace(str(out_dir), "output")
