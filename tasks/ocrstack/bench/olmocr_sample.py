@@ -101,9 +101,12 @@ class Peer:
             "warm",
             str(out),
         ]
-        argv += [str(p) for pages in split.values() for p in pages]
+        every = [str(p) for pages in split.values() for p in pages]
+        if not every:
+            return {pdf: {} for pdf in pdfs}
+        argv.append(every[0])  # the warm-up page; the warm protocol reads the pages from stdin
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        done = subprocess.run(argv, input="\n".join(every) + "\n", capture_output=True, text=True, env=env)
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise ConfigError(f"{self.tool} failed: {tail}", f"run it by hand: {' '.join(argv[:6])} OUT PDF")
