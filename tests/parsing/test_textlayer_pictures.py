@@ -101,3 +101,18 @@ def test_repeats() -> None:
     assert repeats("THE P0WER OF STORYTELLNG", layer)  # misread
     assert not repeats("THE VISION", layer)  # shares only "the"
     assert not repeats("by FutureSkill", layer)
+
+
+def test_a_footer_the_figure_box_crosses_is_not_added_again() -> None:
+    """The figure's box reaches over the page's footer (a layer line of another block); the crop's
+    OCR reads the footer's middle again: it is a repeat of the page's layer, not picture text."""
+    from ocrstack.parsing.textlayer.extract import Char
+
+    footer_text = "Revision: 2.4  P/N 119-036  10 June 2019"
+    chars = [Char(text=ch, bbox=(float(i), 990.0, i + 1.0, 999.0)) for i, ch in enumerate(footer_text)]
+    pt = PageText(chars=chars, size=(800, 1000), images=[((0.0, 0.0, 800.0, 1000.0), 0)])
+    footer = Block(bbox=(0, 990, 800, 999), category=Category.FOOTER, text=footer_text, source="text-layer")
+    fig = _figure("Panel")
+    fake = _Fake("ion: 2.4 P/N 119-036 10 June 20\nAutorange Probe Escape")
+    assert read_pictures(_page(), [fig, footer], pt, fake) == 1
+    assert fig.text.splitlines() == ["Panel", "Autorange Probe Escape"]
