@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import ctypes
 from pathlib import Path
 
 import pytest
 
 from ocrstack.parsing.reading_order import order_blocks
 from ocrstack.parsing.types import Block, Category
+from support.pdfs import text_pdf
 
 
 def _b(x0: float, y0: float, x1: float, y1: float, text: str) -> Block:
@@ -48,29 +48,14 @@ def test_an_article_whose_columns_pause_at_one_height_reads_column_by_column() -
 
 
 def _cards_pdf(path: Path) -> Path:
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument.new()
-    page = pdf.new_page(792, 612)
-
-    def put(text: str, x: float, y: float, size: float = 10.0) -> None:
-        obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", size)
-        buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
-        raw.FPDFText_SetText(obj, buf)
-        raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, y)
-        raw.FPDFPage_InsertObject(page.raw, obj)
-
-    names = {1: "Alpha card", 2: "Beta card", 3: "Gamma card", 4: "Delta card"}
-    for n, (x, y) in zip(names, ((60, 520), (420, 520), (60, 280), (420, 280)), strict=True):
-        put(names[n], x, y, 14)
+    names = ("Alpha card", "Beta card", "Gamma card", "Delta card")
+    runs = []
+    for name, (x, y) in zip(names, ((60, 520), (420, 520), (60, 280), (420, 280)), strict=True):
+        runs.append((name, x, y, 14.0, "Helvetica"))
         for k in range(6):
-            put(f"line {k} of the {names[n].lower()} says what it holds in words", x, y - 30 - 14 * k)
-    raw.FPDFPage_GenerateContent(page.raw)
-    page.close()
-    pdf.save(str(path))
-    pdf.close()
-    return path
+            line = f"line {k} of the {name.lower()} says what it holds in words"
+            runs.append((line, x, y - 30 - 14 * k, 10.0, "Helvetica"))
+    return text_pdf(path, runs, page=(792, 612))
 
 
 @pytest.mark.slow

@@ -4,7 +4,6 @@ pieces (page number, title, chapter; revision, part number, date) is found from 
 
 from __future__ import annotations
 
-import ctypes
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from ocrstack.parsing.lines.assign import Line, assign_lines
 from ocrstack.parsing.lines.margins import LABEL, margin_rows
 from ocrstack.parsing.types import Block, Category
+from support.pdfs import text_pdf
 
 H = 1000  # page height; the bands are y < 125 and y > 875
 
@@ -67,33 +67,20 @@ def test_assign_lines_makes_the_rows_paratext_blocks() -> None:
 
 def _book_page(path: Path) -> Path:
     """A US-letter page of Times text with a book's running head and a manual's footer row."""
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument.new()
-    page = pdf.new_page(612, 792)
-
-    def put(text: str, x: float, y: float, size: float = 11.0) -> None:
-        obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Times-Roman", size)
-        buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
-        raw.FPDFText_SetText(obj, buf)
-        raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, y)
-        raw.FPDFPage_InsertObject(page.raw, obj)
-
-    put("212", 72, 730)
-    put("THE HARBOUR MASTER.", 250, 730)
-    put("[Ch. IX.", 500, 730)
+    runs = [
+        (t, x, 730, 11.0, "Times-Roman")
+        for t, x in (("212", 72), ("THE HARBOUR MASTER.", 250), ("[Ch. IX.", 500))
+    ]
     words = "the tide came in over the sands and the boats of the harbour rose with it slowly".split()
     for k in range(36):
-        put(" ".join(words[(k + j) % len(words)] for j in range(13)), 72, 708 - 17 * k)
-    put("Revision: 2.4", 72, 60)
-    put("P/N 119-036", 280, 60)
-    put("10 June 2019", 470, 60)
-    raw.FPDFPage_GenerateContent(page.raw)
-    page.close()
-    pdf.save(str(path))
-    pdf.close()
-    return path
+        runs.append(
+            (" ".join(words[(k + j) % len(words)] for j in range(13)), 72, 708 - 17 * k, 11.0, "Times-Roman")
+        )
+    runs += [
+        (t, x, 60, 11.0, "Times-Roman")
+        for t, x in (("Revision: 2.4", 72), ("P/N 119-036", 280), ("10 June 2019", 470))
+    ]
+    return text_pdf(path, runs)
 
 
 @pytest.mark.slow

@@ -3,7 +3,6 @@ block takes in the header rows its box left out (:mod:`ocrstack.parsing.lines.ta
 
 from __future__ import annotations
 
-import ctypes
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from ocrstack.parsing.lines.assign import Line, assign_lines
 from ocrstack.parsing.lines.tabular import TABLE_WARNING, tabular, take_headers
 from ocrstack.parsing.tables.born_digital import html_cells
 from ocrstack.parsing.types import Block, Category
+from support.pdfs import text_pdf
 
 STATEMENT = [
     ("Cost of revenue", "178", "141", "138"),
@@ -77,19 +77,11 @@ def test_assign_lines_makes_the_text_block_a_table_with_its_header() -> None:
 
 def _statement_pdf(path: Path) -> Path:
     """A page with a paragraph and an unruled statement under it (Helvetica, pypdfium2)."""
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument.new()
-    page = pdf.new_page(612, 792)
+    runs = []
 
     def put(text: str, x: float, y: float, right: bool = False) -> None:
-        obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", 10.0)
-        buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
-        raw.FPDFText_SetText(obj, buf)
         width = 5.0 * len(text) if right else 0.0  # rough: flush right within a few points
-        raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x - width, y)
-        raw.FPDFPage_InsertObject(page.raw, obj)
+        runs.append((text, x - width, y, 10.0, "Helvetica"))
 
     words = "the company reports its expenses by function in the statement below for three years".split()
     for k in range(12):
@@ -103,11 +95,7 @@ def _statement_pdf(path: Path) -> Path:
             put(fig, x, 495 - 16 * k, right=True)
     for k in range(10):
         put(" ".join(words[(k + j + 3) % len(words)] for j in range(14)), 72, 400 - 14 * k)
-    raw.FPDFPage_GenerateContent(page.raw)
-    page.close()
-    pdf.save(str(path))
-    pdf.close()
-    return path
+    return text_pdf(path, runs)
 
 
 @pytest.mark.slow

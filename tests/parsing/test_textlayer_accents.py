@@ -3,11 +3,11 @@ and the layer's text is NFC (a PDF made here with the accents as separate text o
 
 from __future__ import annotations
 
-import ctypes
 from pathlib import Path
 
 from ocrstack.parsing.textlayer.extract import Char, page_text
 from ocrstack.parsing.textlayer.lines import build_lines
+from support.pdfs import text_pdf
 
 
 def _run(spec: list[tuple[str, float]], y: float = 0, w: float = 10, h: float = 20) -> list[Char]:
@@ -45,28 +45,19 @@ def test_a_spacing_accent_over_no_letter_stays_and_decomposed_text_is_composed()
 
 
 def _pdf_with_separate_accents(path: Path) -> Path:
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument.new()
-    page = pdf.new_page(300, 100)
-
-    def put(text: str, x: float) -> None:
-        obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", 20.0)
-        buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
-        raw.FPDFText_SetText(obj, buf)
-        raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, 50)
-        raw.FPDFPage_InsertObject(page.raw, obj)
-
-    put("Min", 20)  # Helvetica 20 pt: M 16.7, i 4.4, n 11.1 -> "a" at 52.2
-    put("\u00b4", 54)  # acute over the a (Helvetica's acute is 6.7 wide, the a 11.1)
-    put("ae", 52.2)
-    put("\u00a8", 65)  # dieresis over the e (e at 63.3, 11.1 wide); WinAnsi has no caron
-    raw.FPDFPage_GenerateContent(page.raw)
-    page.close()
-    pdf.save(str(path))
-    pdf.close()
-    return path
+    runs = [
+        ("Min", 20, 50, 20.0, "Helvetica"),  # Helvetica 20 pt: M 16.7, i 4.4, n 11.1 -> "a" at 52.2
+        ("\u00b4", 54, 50, 20.0, "Helvetica"),  # acute over the a (Helvetica's acute 6.7 wide, the a 11.1)
+        ("ae", 52.2, 50, 20.0, "Helvetica"),
+        (
+            "\u00a8",
+            65,
+            50,
+            20.0,
+            "Helvetica",
+        ),  # dieresis over the e (e at 63.3, 11.1 wide); WinAnsi has no caron
+    ]
+    return text_pdf(path, runs, page=(300, 100))
 
 
 def test_a_pdf_with_accent_glyphs_reads_composed(tmp_path: Path) -> None:
@@ -78,21 +69,7 @@ def test_a_pdf_with_accent_glyphs_reads_composed(tmp_path: Path) -> None:
 
 
 def _pdf_with_text(path: Path, text: str) -> Path:
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument.new()
-    page = pdf.new_page(400, 100)
-    obj = raw.FPDFPageObj_NewTextObj(pdf.raw, b"Helvetica", 20.0)
-    buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
-    raw.FPDFText_SetText(obj, buf)
-    raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, 20, 50)
-    raw.FPDFPage_InsertObject(page.raw, obj)
-    raw.FPDFPage_GenerateContent(page.raw)
-    page.close()
-    pdf.save(str(path))
-    pdf.close()
-    return path
+    return text_pdf(path, [(text, 20, 50, 20.0, "Helvetica")], page=(400, 100))
 
 
 def test_a_pair_of_single_quotes_reads_as_the_double_quote(tmp_path: Path) -> None:

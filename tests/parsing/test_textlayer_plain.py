@@ -10,7 +10,6 @@ born-digital document never calls the model loader while a page with a picture d
 
 from __future__ import annotations
 
-import ctypes
 import json
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.plain import layer_blocks, plain_reason
 from ocrstack.parsing.textlayer.soundness import Verdict, judge
 from ocrstack.parsing.types import Category
+from support.pdfs import text_pdf
 
 DPI = 200
 
@@ -60,23 +60,8 @@ def test_pages_that_need_the_layout_model_say_why(layer, verdict, why):
 def _text_pdf(path: Path, lines: list[tuple[str, float, float, float]]) -> Path:
     """A one-page PDF of ``(text, x pt, y pt from the bottom, size pt)`` lines: Helvetica,
     Helvetica-Bold from 14 pt (a title's own font)."""
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
-
-    pdf = pdfium.PdfDocument.new()
-    page = pdf.new_page(612, 792)
-    for text, x, y, size in lines:
-        font = b"Helvetica-Bold" if size >= 14 else b"Helvetica"
-        obj = raw.FPDFPageObj_NewTextObj(pdf.raw, font, size)
-        buf = (ctypes.c_ushort * (len(text) + 1))(*[ord(c) for c in text], 0)
-        raw.FPDFText_SetText(obj, buf)
-        raw.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, y)
-        raw.FPDFPage_InsertObject(page.raw, obj)
-    raw.FPDFPage_GenerateContent(page.raw)
-    page.close()
-    pdf.save(str(path))
-    pdf.close()
-    return path
+    runs = [(t, x, y, size, "Helvetica-Bold" if size >= 14 else "Helvetica") for t, x, y, size in lines]
+    return text_pdf(path, runs)
 
 
 def test_blocks_of_a_generated_page(tmp_path: Path):
