@@ -23,10 +23,9 @@ import re
 from difflib import SequenceMatcher
 
 from ocrstack.parsing.engines import Recognizer
-from ocrstack.parsing.geometry import intersection
 from ocrstack.parsing.lines.script import drop_stray_han
 from ocrstack.parsing.textlayer.extract import PageText
-from ocrstack.parsing.textlayer.stage import IMAGE_COVER, SOURCE_OCR
+from ocrstack.parsing.textlayer.stage import SOURCE_OCR, is_pictured
 from ocrstack.parsing.types import Block, Category, PageImage
 
 __all__ = ["MIN_LETTERS", "PAGE_KEY", "REPEAT", "SIMILAR", "read_pictures", "repeats"]
@@ -46,11 +45,6 @@ PAGE_KEY = 6
 
 _WORD = re.compile(r"\w+")
 _LETTER = re.compile(r"[^\W\d_]")
-
-
-def _pictured(b: Block, pt: PageText) -> bool:
-    area = max(1.0, (b.bbox[2] - b.bbox[0]) * (b.bbox[3] - b.bbox[1]))
-    return any(intersection(b.bbox, img) >= IMAGE_COVER * area for img, _ in pt.images)
 
 
 def _letters(text: str) -> str:
@@ -91,7 +85,9 @@ def read_pictures(page: PageImage, blocks: list[Block], pt: PageText, recognizer
     Errors of the recognizer propagate as from any block read."""
     if recognizer.remote or recognizer.structured:
         return 0
-    figures = [b for b in blocks if b.category is Category.FIGURE and b.text.strip() and _pictured(b, pt)]
+    figures = [
+        b for b in blocks if b.category is Category.FIGURE and b.text.strip() and is_pictured(b.bbox, pt)
+    ]
     if not figures:
         return 0
     probes = [Block(bbox=b.bbox, category=Category.TEXT, source=SOURCE_OCR) for b in figures]

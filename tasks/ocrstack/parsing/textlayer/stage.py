@@ -148,7 +148,7 @@ class _Index:
 def _route(b: Block, chars: _Index, pt: PageText, math_page: bool, structured: bool) -> str | None:
     """Why block ``b`` goes to recognition, or None when the layer fills it."""
     own = chars.inside(b.bbox)
-    pictured = any(intersection(b.bbox, img) >= IMAGE_COVER * max(1.0, _area(b.bbox)) for img, _ in pt.images)
+    pictured = is_pictured(b.bbox, pt)
     if b.category is Category.FORMULA and math_page and structured:
         return "formula on a math page (its text layer is not faithful; the recognizer returns LaTeX)"
     if not own:
@@ -161,6 +161,11 @@ def _route(b: Block, chars: _Index, pt: PageText, math_page: bool, structured: b
     if bad:
         b.warnings.append(f"text layer: {bad} unfaithful characters (math glyphs without Unicode) left out")
     return None
+
+
+def is_pictured(box: BBox, pt: PageText) -> bool:
+    """An image object of ``pt`` covers :data:`IMAGE_COVER` of ``box`` (pixels): a picture."""
+    return any(intersection(box, img) >= IMAGE_COVER * max(1.0, _area(box)) for img, _ in pt.images)
 
 
 def _area(b: BBox) -> float:
