@@ -58,8 +58,8 @@ def test_fifo_positions_bound_and_replicas_see_each_other(pg_url: str, tmp_path:
     assert b.claim().id == j1.id and a.claim().id == j2.id  # never the same job twice
     assert a.get(j1.id).state == "running" and a.get(j3.id).position == 0
     assert a.get(j1.id).callback is None and a.get(j1.id).webhook is None
-    b.webhook_done(j1.id, {"state": "delivered", "attempts": 1})
-    assert a.get(j1.id).webhook == {"state": "delivered", "attempts": 1}
+    assert not b.webhook_done(j1.id, {"state": "delivered", "attempts": 1})  # no callback claimed
+    assert a.get(j1.id).webhook is None
     b.delete(j3.id)
     assert a.get(j3.id) is None and not a.job_dir(j3.id).exists()
 

@@ -77,6 +77,8 @@ def test_an_older_sqlite_database_gains_the_webhook_columns(tmp_path: Path) -> N
             " VALUES ('old1', 'done', 'a.pdf', 'x', '{}', 1, 0)"
         )
     store = JobStore(data)
-    assert store.get("old1").webhook is None and store.get("old1").callback is None
-    store.webhook_done("old1", {"state": "failed", "attempts": 5})
-    assert store.get("old1").webhook == {"state": "failed", "attempts": 5}
+    old = store.get("old1")
+    assert old.webhook is None and old.callback is None and old.webhook_state is None
+    assert store.claim_callback(60) is None  # a job of before owes no callback
+    assert not store.webhook_done("old1", {"state": "failed", "attempts": 5})  # nor takes a record
+    assert store.get("old1").webhook is None

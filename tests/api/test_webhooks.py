@@ -1,5 +1,7 @@
 """Job callbacks: signature and replay window, allowed hosts (none by default), retries after a
-receiver error, and a real service delivering once per job end to a local receiver."""
+receiver error, a real service delivering once per job end to a local receiver, and a callback
+cut off by SIGKILL of its sender delivered all the same (by the next start of a SQLite service,
+or by another PostgreSQL replica)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -24,9 +27,12 @@ SECRET = "hook-secret"
 
 
 class Receiver:
-    """A local HTTP receiver answering the scripted statuses in turn (then 204); keeps each request."""
+    """A local HTTP receiver answering the scripted statuses in turn (then 204); keeps each request.
 
-    def __init__(self, statuses: tuple[int, ...] = ()) -> None:
+    ``stall``: the first POST gets no answer until this event is set (its sender is killed meanwhile).
+    """
+
+    def __init__(self, statuses: tuple[int, ...] = (), stall: threading.Event | None = None) -> None:
         self.statuses = list(statuses)
         self.requests: list[tuple[dict[str, str], bytes]] = []
         receiver = self
@@ -35,9 +41,14 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 receiver.requests.append((dict(self.headers), body))
-                self.send_response(receiver.statuses.pop(0) if receiver.statuses else 204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                if stall is not None and len(receiver.requests) == 1:
+                    stall.wait(60)
+                try:
+                    self.send_response(receiver.statuses.pop(0) if receiver.statuses else 204)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:  # the sender is gone
+                    pass
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -122,7 +133,10 @@ def test_service_delivers_once_per_job_end(tmp_path: Path, tiny_png: Path, recei
             ).json()
             assert wait_job(c, job["id"])["status"] == "done"
             wait_until(
-                lambda: (c.get(job["status_url"]).json().get("webhook") or {}).get("state"),
+                lambda: (
+                    (c.get(job["status_url"]).json().get("webhook") or {}).get("state")
+                    in ("delivered", "failed")
+                ),
                 "the job's webhook delivery record",
             )
             final = c.get(job["status_url"]).json()
@@ -131,3 +145,72 @@ def test_service_delivers_once_per_job_end(tmp_path: Path, tiny_png: Path, recei
     assert [b["id"] for b in bodies] == [job["id"], job["id"]]  # one delivery, retried once
     assert bodies[-1]["status"] == "done" and bodies[-1]["result_url"] == job["result_url"]
     assert all(webhooks.verify(SECRET, h, body) for h, body in receiver.requests)
+
+
+def _hook_args(rx: Receiver, fake: FakeOpenAIServer, *extra: str) -> list[str]:
+    return ["--recognizer", "openai", "--server-url", fake.url, "--layout", "none",
+            "--webhook-host", rx.host, "--webhook-secret", SECRET, *extra]  # fmt: skip
+
+
+def _delivered(c: httpx.Client, job_id: str) -> dict:
+    body = c.get(f"/v1/jobs/{job_id}").json()
+    return body if (body.get("webhook") or {}).get("state") == "delivered" else {}
+
+
+@pytest.mark.server
+def test_a_callback_cut_off_by_sigkill_is_sent_by_the_next_start(tmp_path: Path, tiny_png: Path) -> None:
+    release = threading.Event()
+    with FakeOpenAIServer() as fake, Receiver(stall=release) as rx:
+        args = _hook_args(rx, fake)
+        with ServiceProcess(tmp_path / "data", args, log=tmp_path / "first.log") as first:
+            with httpx.Client(base_url=first.url, trust_env=False, timeout=30) as c:
+                job = c.post(
+                    "/v1/jobs",
+                    files={"file": ("a.png", tiny_png.read_bytes())},
+                    data={"callback_url": rx.url},
+                ).json()
+                wait_until(lambda: rx.requests, "the first POST of the job's callback")
+                assert c.get(job["status_url"]).json()["webhook"] == {"state": "sending", "claims": 1}
+            first.kill()  # the job is done, its callback sent but not answered nor recorded
+        release.set()
+        with (
+            ServiceProcess(tmp_path / "data", args, log=tmp_path / "again.log") as again,
+            httpx.Client(base_url=again.url, trust_env=False, timeout=30) as c,
+        ):
+            final = wait_until(lambda: _delivered(c, job["id"]), "the callback delivered after the restart")
+    assert final["status"] == "done" and final["webhook"]["claims"] == 2
+    assert [json.loads(body)["id"] for _, body in rx.requests] == [job["id"], job["id"]]  # at least once
+    assert all(webhooks.verify(SECRET, h, body) for h, body in rx.requests)
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_a_replica_killed_mid_callback_leaves_it_to_another(
+    pg_url: str, tmp_path: Path, tiny_png: Path
+) -> None:
+    import psycopg
+
+    release = threading.Event()
+    data = tmp_path / "data"
+    with FakeOpenAIServer() as fake, Receiver(stall=release) as rx, ExitStack() as stack:
+        args = _hook_args(rx, fake, "--database", pg_url, "--lease-seconds", "2")
+        a, b = (stack.enter_context(ServiceProcess(data, args, log=tmp_path / f"{n}.log")) for n in "ab")
+        with httpx.Client(base_url=a.url, trust_env=False, timeout=30) as c:
+            job = c.post(
+                "/v1/jobs", files={"file": ("a.png", tiny_png.read_bytes())}, data={"callback_url": rx.url}
+            ).json()
+        wait_until(lambda: rx.requests, "the first POST of the job's callback")
+        with psycopg.connect(pg_url) as conn:
+            (owner,) = conn.execute("SELECT webhook_owner FROM jobs WHERE id=%s", (job["id"],)).fetchone()
+        sender, other = sorted((a, b), key=lambda r: f"worker {owner}:" not in r.log.read_text())
+        sender.kill()
+        release.set()
+        with httpx.Client(base_url=other.url, trust_env=False, timeout=30) as c:
+            final = wait_until(
+                lambda: _delivered(c, job["id"]), "the callback delivered by the other replica"
+            )
+        with psycopg.connect(pg_url) as conn:
+            (now_owner,) = conn.execute("SELECT webhook_owner FROM jobs WHERE id=%s", (job["id"],)).fetchone()
+    assert f"worker {now_owner}:" in other.log.read_text() and now_owner != owner
+    assert final["webhook"]["claims"] == 2 and final["webhook"]["attempts"] == 1
+    assert [json.loads(body)["id"] for _, body in rx.requests] == [job["id"], job["id"]]

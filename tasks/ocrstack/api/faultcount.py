@@ -8,7 +8,10 @@ Each figure is read from what the run left behind, not from the service's own cl
   the replica's ``boot`` and the time): a second run of a page counts unless the first was on the
   SIGKILLed replica and the page had no page-cache file when it was killed (a page in flight);
 * **duplicate results** -- per job, the result recorded more than once: the ``job ID done`` lines
-  over every replica's log, and the signed callbacks a local receiver got (:class:`Receiver`);
+  over every replica's log;
+* **callbacks** -- jobs whose signed callback a local receiver got (:class:`Receiver`), and the
+  repeats: deliveries beyond one per job (callbacks are at least once: only those in flight on the
+  SIGKILLed replica may come twice, :func:`repeats`);
 * **status p99** -- ``GET /v1/jobs/{id}`` latency while jobs are parsing (:func:`p99`).
 """
 
@@ -51,9 +54,12 @@ class Receiver:
                         outer.deliveries[json.loads(body)["id"]] += 1
                     else:
                         outer.invalid += 1
-                self.send_response(200 if ok else 401)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                try:
+                    self.send_response(200 if ok else 401)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:  # the sending replica was killed meanwhile
+                    pass
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -138,10 +144,14 @@ def finishes(logs: Iterable[Path]) -> Counter[str]:
     return out
 
 
-def duplicates(ids: Iterable[str], logged: Counter[str], delivered: Counter[str]) -> int:
-    """Results recorded more than once: per job, the larger of its logged finishes and its
-    callbacks, minus one."""
-    return sum(max(0, max(logged[j], delivered[j]) - 1) for j in ids)
+def duplicates(ids: Iterable[str], logged: Counter[str]) -> int:
+    """Results recorded more than once: per job, its logged finishes minus one."""
+    return sum(max(0, logged[j] - 1) for j in ids)
+
+
+def repeats(ids: Iterable[str], delivered: Counter[str]) -> int:
+    """Callbacks received beyond one per job (at-least-once deliveries seen twice)."""
+    return sum(max(0, delivered[j] - 1) for j in ids)
 
 
 def p99(samples: list[float]) -> float:

@@ -43,6 +43,8 @@ def job_json(svc: Service, job: Job) -> dict:
     """The :class:`~ocrstack.api.schemas.JobBody` of ``job`` (pages done counted while running)."""
     data = {k: getattr(job, k) for k in JobBody.model_fields if hasattr(job, k)}
     data["status"] = job.state
+    if job.webhook is None and job.webhook_state:  # owed, not yet recorded (callbackrows)
+        data["webhook"] = {"state": job.webhook_state, "claims": job.webhook_claims}
     if job.state == "running":
         data["pages_done"] = _cache_pages(svc.store.out_dir(job.id))
     data["status_url"] = f"/v1/jobs/{job.id}"

@@ -60,6 +60,12 @@ class Metrics:
         self.jobs_finished = Counter(
             "ocrstack_jobs_finished_total", "Jobs that reached a final state", ["state"], registry=r
         )
+        self.callbacks = Counter(
+            "ocrstack_callbacks_total",
+            "Job callbacks this replica recorded, by outcome (delivered, failed)",
+            ["state"],
+            registry=r,
+        )
         self.pages = Counter(
             "ocrstack_pages_processed_total",
             "Pages finished, computed or from the page cache",

@@ -29,6 +29,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from ocrstack.api.callbackrows import ON_FINISH, PostgresCallbacks
 from ocrstack.api.jobquery import POSITION, JobQuery, select
 from ocrstack.api.pgpool import ConnectionPool
 from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, JobFiles, QueueFull, StoreUnavailable
@@ -93,7 +94,7 @@ def migrate(conn: psycopg.Connection) -> int:
     return current
 
 
-class PostgresJobStore(JobFiles):
+class PostgresJobStore(PostgresCallbacks, JobFiles):
     """Jobs in PostgreSQL, files under the shared ``data_dir``; safe for many processes and threads.
 
     Args:
@@ -259,14 +260,11 @@ class PostgresJobStore(JobFiles):
         now = time.time()
         row = self._one(
             "UPDATE jobs SET state=%s, pages_done=%s, pages_cached=%s, error=%s, fix=%s, finished=%s,"
-            " expires=%s, lease_until=NULL WHERE id=%s AND state='running' AND owner=%s RETURNING id",
+            f" expires=%s, lease_until=NULL, {ON_FINISH} WHERE id=%s AND state='running' AND owner=%s"
+            " RETURNING id",
             (state, done, cached, error, fix, now, now + self.ttl, job_id, self.boot),
         )
         return row is not None
-
-    def webhook_done(self, job_id: str, record: dict) -> None:
-        """Keep the delivery record of the job's callback (:func:`ocrstack.api.webhooks.deliver`)."""
-        self._do(lambda c: c.execute("UPDATE jobs SET webhook=%s WHERE id=%s", (json.dumps(record), job_id)))
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job (on any replica); the state before, None when unknown."""

@@ -40,6 +40,7 @@ import psycopg
 
 from ocrstack.api import faultcount as fc
 from ocrstack.api.loadtest import text_pdf
+from ocrstack.api.outbox import SENDERS
 from ocrstack.api.process import ServiceProcess
 from ocrstack.core.errors import ConfigError
 from ocrstack.testing.fake_process import FakeOpenAIProcess
@@ -49,6 +50,9 @@ from ocrstack.testing.postgres import Cluster, bindir
 STATUS_P99_MS = 100.0
 #: Upper bound on one row's run (seconds): it stops by itself.
 WAIT_LIMIT = 300.0
+#: Seconds the callbacks may take to settle after the last job ended (a killed sender's hold lasts
+#: its POST timeout plus the lease).
+CALLBACK_WAIT = 60.0
 FINAL = ("done", "partial", "failed", "cancelled")
 
 
@@ -76,6 +80,9 @@ class FaultRow:
     pages_lost: int = 0
     recomputed: int = 0
     duplicates: int = 0
+    #: Jobs whose signed callback arrived, and deliveries beyond one per job.
+    callbacks: int = 0
+    callback_repeats: int = 0
     status_p99_ms: float = math.nan
     killed: bool = False
     db_restarted: bool = False
@@ -90,6 +97,10 @@ class FaultRow:
             f"{self.pages_lost} page(s) lost": self.pages_lost == 0,
             f"{self.recomputed} finished page(s) recomputed": self.recomputed == 0,
             f"{self.duplicates} duplicate result(s)": self.duplicates == 0,
+            f"{self.jobs - self.callbacks} callback(s) never received": self.callbacks == self.jobs,
+            f"{self.callback_repeats} callback(s) repeated (at most the {SENDERS} in flight at the kill)": (
+                self.callback_repeats <= SENDERS
+            ),
             f"status p99 {self.status_p99_ms:.1f} ms >= {STATUS_P99_MS:g}": self.status_p99_ms
             < STATUS_P99_MS,
             "no job-holding replica was killed": self.killed,
@@ -112,10 +123,12 @@ class FaultTable:
 
     def table(self) -> str:
         """Plain-text table, one line per row, then each row's extra figures and problems."""
-        head = ("replicas", "jobs", "completed", "pages lost", "recomputed", "duplicates", "p99 ms", "result")
+        head = ("replicas", "jobs", "completed", "pages lost", "recomputed", "duplicates", "callbacks",
+                "p99 ms", "result")  # fmt: skip
         lines = [
             (r.replicas, r.jobs, r.completed, r.pages_lost, r.recomputed, r.duplicates,
-             f"{r.status_p99_ms:.1f}", "FAIL: " + "; ".join(r.problems()) if r.problems() else "PASS")
+             f"{r.callbacks} (+{r.callback_repeats})", f"{r.status_p99_ms:.1f}",
+             "FAIL: " + "; ".join(r.problems()) if r.problems() else "PASS")
             for r in self.rows
         ]  # fmt: skip
         widths = [max(len(str(x[i])) for x in [head, *lines]) for i in range(len(head))]
@@ -124,7 +137,7 @@ class FaultTable:
         out += [fmt.format(*line) for line in lines]
         out += [f"{r.replicas} replica(s): {fc.summary(r.extra)}" for r in self.rows]
         out.append(f"overall: {'PASS' if self.ok else 'FAIL'} (target: all done, 0 lost/recomputed/"
-                   f"duplicated, status p99 < {STATUS_P99_MS:g} ms)")  # fmt: skip
+                   f"duplicated, every callback received, status p99 < {STATUS_P99_MS:g} ms)")  # fmt: skip
         return "\n".join(out)
 
     def to_json(self) -> str:
@@ -271,6 +284,20 @@ def _drive(row: FaultRow, fleet: _Fleet, cluster: Cluster, url: str, data: Path,
     return {"killed": killed, "cached_at_kill": cached_at_kill}
 
 
+def _callbacks_settled(url: str, timeout: float = CALLBACK_WAIT) -> int:
+    """Wait until no job's callback is owed (``pending``/``sending``: a dead replica's hold runs
+    out first); the number still owed after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            (owed,) = conn.execute(
+                "SELECT COUNT(*) FROM jobs WHERE webhook_state IN ('pending', 'sending')"
+            ).fetchone()
+        if owed == 0 or time.monotonic() >= deadline:
+            return int(owed)
+        time.sleep(0.2)
+
+
 def _verify(
     row: FaultRow, fleet: _Fleet, url: str, data: Path, ids: list[str], rx: fc.Receiver, faults: dict
 ) -> None:
@@ -285,12 +312,14 @@ def _verify(
     with psycopg.connect(url) as conn:
         runs = conn.execute("SELECT job_id, page, boot, at FROM page_runs").fetchall()
     row.recomputed = fc.recomputed(runs, faults["killed"], faults["cached_at_kill"])
-    logged = fc.finishes(fleet.logs)
-    row.duplicates = fc.duplicates(ids, logged, rx.deliveries)
+    row.duplicates = fc.duplicates(ids, fc.finishes(fleet.logs))
+    owed = _callbacks_settled(url)
+    row.callbacks = sum(1 for j in ids if rx.deliveries[j])
+    row.callback_repeats = fc.repeats(ids, rx.deliveries)
     row.extra.update(
         page_runs=len(runs),
         cached_at_kill=len(faults["cached_at_kill"]),
-        callbacks=sum(1 for j in ids if rx.deliveries[j]),
+        callbacks_owed_at_end=owed,
         bad_signatures=rx.invalid,
     )
 

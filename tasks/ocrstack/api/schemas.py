@@ -89,7 +89,8 @@ class JobBody(BaseModel):
     started: float | None = None
     finished: float | None = None
     expires: float | None = None
-    #: Delivery record of the job's callback, once sent (:func:`ocrstack.api.webhooks.deliver`).
+    #: The job's callback: ``{"state": "pending"|"sending", "claims"}`` while owed, then its
+    #: delivery record (:func:`ocrstack.api.webhooks.deliver`, :mod:`ocrstack.api.outbox`).
     webhook: dict | None = None
     status_url: str
     result_url: str

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ocrstack.api import integrity
+from ocrstack.api import callbackrows, integrity
 from ocrstack.api.jobquery import JobQuery, select
 from ocrstack.core.errors import ServerUnreachable
 
@@ -54,7 +54,11 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished REAL,
     expires REAL,
     callback TEXT,
-    webhook TEXT
+    webhook TEXT,
+    webhook_state TEXT,
+    webhook_owner TEXT,
+    webhook_until REAL,
+    webhook_claims INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
 CREATE TABLE IF NOT EXISTS page_runs (
@@ -90,6 +94,11 @@ class Job:
     #: ``callback_url`` of the request (issue 23 item 4), and its delivery record once sent.
     callback: str | None = None
     webhook: dict | None = None
+    #: The callback's place in the outbox (:mod:`ocrstack.api.callbackrows`): None (no callback,
+    #: or the job has not ended), ``pending``, ``sending``, ``delivered`` or ``failed``; and how
+    #: many times a replica claimed it.
+    webhook_state: str | None = None
+    webhook_claims: int = 0
 
 
 #: The columns of a :class:`Job` (``position`` is computed).
@@ -155,7 +164,7 @@ class JobFiles:
         return self.data_dir / "uploads" / f"{secrets.token_hex(8)}.part"
 
 
-class JobStore(JobFiles):
+class JobStore(callbackrows.SqliteCallbacks, JobFiles):
     """The SQLite store: thread-safe access to ``jobs.sqlite3`` (one process; see :class:`JobFiles`)."""
 
     def __init__(self, data_dir: Path, max_queue: int = 100, ttl: float = 86400.0) -> None:
@@ -189,9 +198,10 @@ class JobStore(JobFiles):
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
         columns = {r["name"] for r in self._db.execute("PRAGMA table_info(jobs)")}
-        for column in ("callback", "webhook"):  # a jobs.sqlite3 written before webhooks
+        for column, kind in callbackrows.SQLITE_COLUMNS.items():  # a jobs.sqlite3 written before webhooks
             if column not in columns:
-                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {column} TEXT")
+                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+        self._db.execute(callbackrows.SQLITE_INDEX)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -292,16 +302,11 @@ class JobStore(JobFiles):
         now = time.time()
         with self._lock:
             cur = self._db.execute(
-                "UPDATE jobs SET state=?, pages_done=?, pages_cached=?, error=?, fix=?, finished=?, expires=?"
-                " WHERE id=? AND state='running'",
+                "UPDATE jobs SET state=?, pages_done=?, pages_cached=?, error=?, fix=?, finished=?,"
+                f" expires=?, {callbackrows.ON_FINISH} WHERE id=? AND state='running'",
                 (state, done, cached, error, fix, now, now + self.ttl, job_id),
             )
         return cur.rowcount > 0
-
-    def webhook_done(self, job_id: str, record: dict) -> None:
-        """Keep the delivery record of the job's callback (:func:`ocrstack.api.webhooks.deliver`)."""
-        with self._lock:
-            self._db.execute("UPDATE jobs SET webhook=? WHERE id=?", (json.dumps(record), job_id))
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job (its files are deleted; the record stays until it expires).
@@ -334,6 +339,7 @@ class JobStore(JobFiles):
             part.unlink(missing_ok=True)
         with self._lock:
             cur = self._db.execute("UPDATE jobs SET state='queued' WHERE state='running'")
+            self._db.execute(callbackrows.SQLITE_RECOVER)  # one process: its own sends died with it
         return cur.rowcount
 
     def expire(self, now: float | None = None) -> list[str]:
@@ -355,7 +361,7 @@ class JobStore(JobFiles):
     def get(self, job_id: str) -> Job | None:
         """The job with its queue position, or None."""
         with self._lock:
-            row = self._db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+            row = self._db.execute(f"SELECT {COLUMNS} FROM jobs WHERE id=?", (job_id,)).fetchone()
             if row is None:
                 return None
             position = None

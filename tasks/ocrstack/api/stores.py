@@ -83,8 +83,14 @@ class Store(Protocol):
     ) -> bool:
         """End a held running job; False when it was not held (cancelled, or taken over)."""
 
-    def webhook_done(self, job_id: str, record: dict) -> None:
-        """Keep the delivery record of the job's callback."""
+    def claim_callback(self, hold: float) -> Job | None:
+        """Hold the oldest owed callback for ``hold`` s (:mod:`ocrstack.api.callbackrows`); its job."""
+
+    def hold_callback(self, job_id: str, hold: float) -> bool:
+        """Renew the hold on a callback this store claimed; False when another took it over."""
+
+    def webhook_done(self, job_id: str, record: dict) -> bool:
+        """Record the delivery of a callback this store holds; False when it no longer holds it."""
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job; the state before, None when unknown."""

@@ -11,6 +11,9 @@ The contract (README "Webhooks"):
   few minutes (replay);
 * delivery: up to :data:`ATTEMPTS` POSTs, waiting ``backoff * 2**n`` seconds between them, retried
   on a connection error, 408, 429 or 5xx; any 2xx is delivered; redirects are not followed;
+* at least once: the callback is owed in the job store from the moment the job ends and sent by
+  any replica (:mod:`ocrstack.api.callbackrows`, :mod:`ocrstack.api.outbox`), so a receiver may
+  see one job's body twice (a replica died after the POST, before recording it): dedupe on ``id``;
 * allowed hosts: only hosts the operator lists (``--webhook-host``); none by default, so the service
   makes no request to a host a client chose.
 """
@@ -20,18 +23,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from ocrstack.api.stores import Store
 from ocrstack.core.errors import UsageError
 
-log = logging.getLogger("ocrstack.api")
 #: The form field naming a job's callback (besides the parse options).
 FIELD = "callback_url"
 ATTEMPTS = 5
@@ -97,12 +97,19 @@ def deliver(
     attempts: int = ATTEMPTS,
     backoff: float = 0.5,
     timeout: float = 10.0,
-) -> dict:
+    keep: Callable[[float], bool] | None = None,
+) -> dict | None:
     """POST ``body`` to ``url`` signed with ``secret``; retry as the module docstring says.
+
+    Args:
+        timeout: seconds one POST may take (connect, send, answer).
+        keep: called with the seconds the next wait and attempt may take, before each retry; False
+            stops the delivery (the outbox's hold on it was taken over by another replica).
 
     Returns:
         The delivery record kept in the job: ``{"state": "delivered"|"failed", "attempts": n,
-        "status": last HTTP status or None, "error": why it failed or None, "at": unix seconds}``.
+        "status": last HTTP status or None, "error": why it failed or None, "at": unix seconds}``;
+        None when ``keep`` stopped it.
     """
     data = json.dumps(body, sort_keys=True).encode()
     status: int | None = None
@@ -132,19 +139,8 @@ def deliver(
             if status is not None and status < 500 and status not in RETRY_STATUS:
                 break  # the receiver refused it: retrying would not help
             if n < attempts:
-                time.sleep(backoff * 2 ** (n - 1))
+                wait = backoff * 2 ** (n - 1)
+                if keep is not None and not keep(wait + timeout):
+                    return None
+                time.sleep(wait)
     return {"state": "failed", "attempts": n, "status": status, "error": error, "at": time.time()}
-
-
-def notify(store: Store, job_id: str, secret: str, backoff: float = 0.5) -> dict | None:
-    """Deliver the callback of the ended job ``job_id`` and record it in the job (worker thread).
-
-    Returns the delivery record, or None when the job is gone or names no callback.
-    """
-    job = store.get(job_id)
-    if job is None or not job.callback:
-        return None
-    record = deliver(job.callback, payload(job), secret, backoff=backoff)
-    store.webhook_done(job_id, record)
-    log.info("job %s callback %s after %d attempt(s)", job_id, record["state"], record["attempts"])
-    return record

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ocrstack.api import jobrun, storage, webhooks
+from ocrstack.api import jobrun, storage
 from ocrstack.api import options as api_options
 from ocrstack.api.jobrun import JobCancelled, Outcome
 from ocrstack.api.jobsecrets import JobSecrets
 from ocrstack.api.liveness import reporting
 from ocrstack.api.metrics import Metrics
+from ocrstack.api.outbox import Outbox
 from ocrstack.api.parseproc import ParseProcess
 from ocrstack.api.store import Job, StoreUnavailable
 from ocrstack.api.stores import Store
@@ -63,8 +64,9 @@ class Worker:
         nice: int | None = None,
     ) -> None:
         self.store = store
-        #: Signs job callbacks (:mod:`ocrstack.api.webhooks`); None: callbacks are not sent.
-        self.webhook_secret = webhook_secret
+        #: Sends the callbacks owed in the store (:mod:`ocrstack.api.outbox`); None without a
+        #: ``webhook_secret`` to sign them (they stay owed for a replica that has one).
+        self.outbox = Outbox(store, webhook_secret, metrics) if webhook_secret else None
         #: Makes the page executor of a job (``api serve --ray``); None: pages run in this process.
         self.executor = executor
         self.metrics = metrics
@@ -108,11 +110,15 @@ class Worker:
             )
             t.start()
             self._threads.append(t)
+        if self.outbox is not None:
+            self.outbox.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the threads to stop after their current job; wait up to ``timeout`` seconds."""
         self._stop.set()
         self._wake.set()
+        if self.outbox is not None:
+            self.outbox.stop(timeout)
         for t in self._threads:
             t.join(timeout)
 
@@ -308,7 +314,7 @@ class Worker:
 
     def _record(self, job: Job, out: Outcome, started: float) -> None:
         """Record how the job ended: cancelled (files removed), taken over (nothing), or finished
-        here (result published, state stored once, callback sent from here)."""
+        here (result published, state stored once with its callback owed, the senders woken)."""
         with self._lock:
             was_cancelled = job.id in self._cancel
             self._cancel.discard(job.id)
@@ -329,9 +335,8 @@ class Worker:
             return
         self.metrics.jobs_finished.labels(out.state).inc()
         log.info("job %s %s in %.2f s", job.id, out.state, time.perf_counter() - started)
-        if job.callback and self.webhook_secret:  # finished here, once: so its callback goes from here
-            args = (self.store, job.id, self.webhook_secret)
-            threading.Thread(target=webhooks.notify, args=args, name="ocrstack-webhook", daemon=True).start()
+        if job.callback and self.outbox is not None:  # owed since finish(): any replica may send it
+            self.outbox.wake()
 
 
 def _publish_source(out_dir: Path, filename: str) -> None:

@@ -1,0 +1,134 @@
+"""The callback outbox in the job stores (issue 23 item 4): the rows' states and their SQL.
+
+A callback is recorded before it is sent, so no replica's death can lose it (the transactional
+outbox of https://microservices.io/patterns/data/transactional-outbox.html):
+
+* ``finish`` of a job that names ``callback_url`` sets ``webhook_state = 'pending'`` in the same
+  UPDATE that ends the job (:data:`ON_FINISH`): the job ends with its callback owed, or not at all;
+* a sender (:class:`ocrstack.api.outbox.Outbox`, in any replica) claims the oldest owed callback:
+  ``pending``, or ``sending`` whose hold ran out (its replica died mid-delivery), and holds it
+  (``webhook_owner`` = the store's ``boot``, ``webhook_until``), renewing the hold before each attempt;
+* the outcome is written only while the sender still holds it (``webhook_done``): ``delivered`` or
+  ``failed`` with the delivery record in ``webhook``.
+
+So a callback is delivered at least once per job end; a receiver sees it twice only when a replica
+died between the receiver's answer and the record (receivers dedupe on the body's ``id``).
+
+States: NULL (no callback, or the job has not ended) -> ``pending`` -> ``sending`` ->
+``delivered`` | ``failed``. SQLite (one process) hands a ``sending`` row back to ``pending`` on
+start (:data:`SQLITE_RECOVER`); PostgreSQL replicas take it over when its hold has passed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+PENDING, SENDING = "pending", "sending"
+#: The SET clause ``finish`` adds: a job naming a callback ends with it owed.
+ON_FINISH = "webhook_state = CASE WHEN callback IS NULL THEN NULL ELSE 'pending' END"
+#: The callback columns of ``jobs`` with their SQLite types: a ``jobs.sqlite3`` written by an
+#: ocrstack from before webhooks lacks them, and the store adds them on open.
+SQLITE_COLUMNS = {
+    "callback": "TEXT",
+    "webhook": "TEXT",
+    "webhook_state": "TEXT",
+    "webhook_owner": "TEXT",
+    "webhook_until": "REAL",
+    "webhook_claims": "INTEGER NOT NULL DEFAULT 0",
+}
+SQLITE_INDEX = (
+    "CREATE INDEX IF NOT EXISTS jobs_outbox ON jobs(seq) WHERE webhook_state IN ('pending','sending')"
+)
+#: On a SQLite store's start: sends of the previous process died with it.
+SQLITE_RECOVER = "UPDATE jobs SET webhook_state='pending', webhook_owner=NULL WHERE webhook_state='sending'"
+_OWED = "webhook_state='pending' OR (webhook_state='sending' AND webhook_until < {now})"
+_PG_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+
+
+class SqliteCallbacks:
+    """The outbox methods of :class:`ocrstack.api.store.JobStore` (its ``_db``, ``_lock``, ``boot``)."""
+
+    _db: Any
+    _lock: Any
+    boot: str
+
+    def get(self, job_id: str) -> Any:  # provided by the store
+        raise NotImplementedError
+
+    def claim_callback(self, hold: float) -> Any:
+        """Hold the oldest owed callback for ``hold`` seconds; its job (None: none is owed)."""
+        now = time.time()
+        with self._lock:
+            row = self._db.execute(
+                "UPDATE jobs SET webhook_state='sending', webhook_owner=?, webhook_until=?,"
+                " webhook_claims=webhook_claims+1 WHERE seq = (SELECT seq FROM jobs WHERE "
+                + _OWED.format(now="?")
+                + " ORDER BY seq LIMIT 1) RETURNING id",
+                (self.boot, now + hold, now),
+            ).fetchone()
+        return self.get(row["id"]) if row else None
+
+    def hold_callback(self, job_id: str, hold: float) -> bool:
+        """Renew this store's hold on the callback of ``job_id`` for ``hold`` s; False: not held."""
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE jobs SET webhook_until=? WHERE id=? AND webhook_owner=? AND webhook_state='sending'",
+                (time.time() + hold, job_id, self.boot),
+            )
+        return cur.rowcount > 0
+
+    def webhook_done(self, job_id: str, record: dict) -> bool:
+        """Record the outcome of a callback this store holds (``record["state"]``: ``delivered`` or
+        ``failed``; :func:`ocrstack.api.webhooks.deliver`); False when it no longer holds it."""
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE jobs SET webhook=?, webhook_state=?, webhook_until=NULL"
+                " WHERE id=? AND webhook_owner=? AND webhook_state='sending'",
+                (json.dumps(record), record["state"], job_id, self.boot),
+            )
+        return cur.rowcount > 0
+
+
+class PostgresCallbacks:
+    """The outbox methods of :class:`ocrstack.api.postgres.PostgresJobStore` (holds on the database
+    clock, so replicas' clocks need not agree; ``SKIP LOCKED``: two replicas never claim one row)."""
+
+    boot: str
+
+    def get(self, job_id: str) -> Any:  # provided by the store
+        raise NotImplementedError
+
+    def _one(self, sql: str, args: tuple | dict = ()) -> dict | None:  # provided by the store
+        raise NotImplementedError
+
+    def claim_callback(self, hold: float) -> Any:
+        """Hold the oldest owed callback for ``hold`` seconds; its job (None: none is owed)."""
+        row = self._one(
+            f"UPDATE jobs SET webhook_state='sending', webhook_owner=%(owner)s,"
+            f" webhook_until={_PG_NOW} + %(hold)s, webhook_claims=webhook_claims+1"
+            " WHERE seq = (SELECT seq FROM jobs WHERE "
+            + _OWED.format(now=_PG_NOW)
+            + " ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id",
+            {"owner": self.boot, "hold": hold},
+        )
+        return self.get(row["id"]) if row else None
+
+    def hold_callback(self, job_id: str, hold: float) -> bool:
+        """Renew this store's hold on the callback of ``job_id`` for ``hold`` s; False: not held."""
+        row = self._one(
+            f"UPDATE jobs SET webhook_until={_PG_NOW} + %s"
+            " WHERE id=%s AND webhook_owner=%s AND webhook_state='sending' RETURNING id",
+            (hold, job_id, self.boot),
+        )
+        return row is not None
+
+    def webhook_done(self, job_id: str, record: dict) -> bool:
+        """Record the outcome of a callback this store holds; False when it no longer holds it."""
+        row = self._one(
+            "UPDATE jobs SET webhook=%s, webhook_state=%s, webhook_until=NULL"
+            " WHERE id=%s AND webhook_owner=%s AND webhook_state='sending' RETURNING id",
+            (json.dumps(record), record["state"], job_id, self.boot),
+        )
+        return row is not None

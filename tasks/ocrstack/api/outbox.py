@@ -1,0 +1,134 @@
+"""Callback senders: threads that deliver the callbacks owed in the job store (issue 23 item 4).
+
+Every replica with a ``--webhook-secret`` runs :data:`SENDERS` of them. Each claims the oldest owed
+callback (:meth:`ocrstack.api.stores.Store.claim_callback`: one the job's end left ``pending``, or
+one whose sender died mid-delivery), POSTs it (:func:`ocrstack.api.webhooks.deliver`), renewing its
+hold before each retry, and records the outcome in the job. A worker that finishes a job wakes them;
+otherwise they look every :data:`POLL` seconds, which is how a callback left by a killed replica
+is picked up by another.
+
+The hold on a callback lasts the next attempt (its wait and its ``timeout``) plus ``margin``: the
+store's lease (``--lease-seconds``) or :data:`MARGIN`; a POST may take ``min(10 s, margin)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from ocrstack.api import webhooks
+from ocrstack.api.store import StoreUnavailable
+from ocrstack.api.stores import Store
+
+log = logging.getLogger("ocrstack.api")
+#: Sender threads per replica (callbacks delivered at once).
+SENDERS = 2
+#: Seconds between looks for owed callbacks (a local job end wakes the senders at once).
+POLL = 1.0
+#: Seconds a hold outlasts its attempt when the store has no leases (SQLite).
+MARGIN = 30.0
+#: Seconds one POST may take at most (:func:`ocrstack.api.webhooks.deliver`'s ``timeout``).
+TIMEOUT = 10.0
+#: Claims after which a callback is recorded ``failed`` without another POST (replicas that keep
+#: dying while they deliver it).
+MAX_CLAIMS = 3
+
+
+class Outbox:
+    """:data:`SENDERS` daemon threads delivering the owed callbacks of ``store`` signed with ``secret``.
+
+    Args:
+        metrics: counts recorded outcomes (``ocrstack_callbacks_total``), or None.
+        backoff: first wait between attempts, in seconds (doubling).
+        poll: seconds between looks for owed callbacks.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        secret: str,
+        metrics: Any | None = None,
+        *,
+        senders: int = SENDERS,
+        backoff: float = 0.5,
+        poll: float = POLL,
+    ) -> None:
+        self.store, self.secret, self.metrics = store, secret, metrics
+        self.senders, self.backoff, self.poll = senders, backoff, poll
+        self.margin = store.lease or MARGIN
+        self.timeout = min(TIMEOUT, self.margin)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Start the sender threads."""
+        for i in range(self.senders):
+            t = threading.Thread(target=self._loop, name=f"ocrstack-callback-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def wake(self) -> None:
+        """A job ended here: look for owed callbacks now."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop after the deliveries in flight (a hold left behind runs out, and another sends it)."""
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = self.store.claim_callback(self.timeout + self.margin)
+            except StoreUnavailable as exc:
+                log.warning("callbacks not claimed: %s", exc.message)
+                job = None
+            if job is None:
+                self._wake.wait(self.poll)
+                self._wake.clear()
+                continue
+            try:
+                self.send(job)
+            except StoreUnavailable as exc:  # the hold runs out; a sender claims it again
+                log.warning("callback of job %s not recorded: %s", job.id, exc.message)
+
+    def send(self, job: Any) -> dict | None:
+        """Deliver the callback of ``job`` (claimed by this store) and record it.
+
+        Returns:
+            The delivery record (``webhooks.deliver``'s, plus ``claims``), or None when another
+            replica took the callback over meanwhile (it records its own).
+        """
+        if job.webhook_claims > MAX_CLAIMS:
+            record: dict | None = {
+                "state": "failed",
+                "attempts": 0,
+                "status": None,
+                "error": f"given up after {MAX_CLAIMS} senders stopped mid-delivery",
+                "at": time.time(),
+            }
+        else:
+            record = webhooks.deliver(
+                job.callback,
+                webhooks.payload(job),
+                self.secret,
+                backoff=self.backoff,
+                timeout=self.timeout,
+                keep=lambda seconds: self.store.hold_callback(job.id, seconds + self.margin),
+            )
+        if record is None:
+            log.warning("job %s callback was taken over by another replica", job.id)
+            return None
+        record["claims"] = job.webhook_claims
+        if not self.store.webhook_done(job.id, record):
+            log.warning("job %s callback was taken over by another replica; not recorded here", job.id)
+            return None
+        if self.metrics is not None:
+            self.metrics.callbacks.labels(record["state"]).inc()
+        log.info("job %s callback %s after %d attempt(s)", job.id, record["state"], record["attempts"])
+        return record

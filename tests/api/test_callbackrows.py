@@ -1,0 +1,98 @@
+"""The callback outbox in both job stores: a job's end leaves its callback owed in the same write,
+one sender holds it at a time, a hold that runs out (its sender died) is taken over, and only the
+holder records the outcome."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ocrstack.api.store import JobStore
+from ocrstack.api.stores import Store
+
+
+def add(store: Store, callback: str | None) -> str:
+    path = store.upload_tmp()
+    path.write_bytes(b"%PDF-1.4 x")
+    return store.create(
+        upload=path, name="a.pdf", filename="a.pdf", options={}, pages_total=1, callback=callback
+    ).id
+
+
+def sqlite_pair(tmp_path: Path) -> tuple[Store, Store, Callable[[str], None]]:
+    """Two stores on one ``jobs.sqlite3`` (two senders), and how a hold runs out."""
+
+    def run_out(job_id: str) -> None:
+        with sqlite3.connect(tmp_path / "data" / "jobs.sqlite3") as db:
+            db.execute("UPDATE jobs SET webhook_until = webhook_until - 3600 WHERE id=?", (job_id,))
+
+    return JobStore(tmp_path / "data"), JobStore(tmp_path / "data"), run_out
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def pair(request: pytest.FixtureRequest, tmp_path: Path):
+    if request.param == "sqlite":
+        yield sqlite_pair(tmp_path)
+        return
+    import psycopg
+
+    from ocrstack.api.postgres import PostgresJobStore
+
+    url = request.getfixturevalue("pg_url")  # skips with the reason without PostgreSQL
+
+    def run_out(job_id: str) -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE jobs SET webhook_until = webhook_until - 3600 WHERE id=%s", (job_id,))
+
+    a, b = (PostgresJobStore(url, tmp_path / "data", lease=30) for _ in range(2))
+    yield a, b, run_out
+    a.close()
+    b.close()
+
+
+@pytest.mark.server  # the PostgreSQL half starts a private cluster on 127.0.0.1
+def test_a_callback_is_owed_from_the_job_end_and_held_by_one_sender(pair) -> None:
+    a, b, run_out = pair
+    plain, hooked, dropped = add(a, None), add(a, "http://127.0.0.1:9/h"), add(b, "http://127.0.0.1:9/h")
+    for _ in range(2):
+        a.claim()
+    assert a.claim_callback(60) is None  # running jobs owe nothing yet
+    assert a.cancel(dropped) == "queued"  # a cancelled job sends no callback
+    assert a.finish(plain, "done", done=1) and a.finish(hooked, "failed", done=0, error="bad")
+    assert a.get(plain).webhook_state is None and a.get(dropped).webhook_state is None
+    assert b.get(hooked).webhook_state == "pending"
+
+    held = b.claim_callback(60)
+    assert held is not None and (held.id, held.webhook_state, held.webhook_claims) == (hooked, "sending", 1)
+    assert a.claim_callback(60) is None  # held: no second sender
+    assert not a.hold_callback(hooked, 60) and not a.webhook_done(hooked, {"state": "delivered"})
+
+    run_out(hooked)  # b died mid-delivery: its hold runs out
+    again = a.claim_callback(60)
+    assert again is not None and again.id == hooked and again.webhook_claims == 2
+    assert not b.hold_callback(hooked, 60)  # b, were it alive, learns it lost the callback
+    assert not b.webhook_done(hooked, {"state": "delivered", "attempts": 1})
+    assert a.hold_callback(hooked, 60)
+    assert a.webhook_done(hooked, {"state": "delivered", "attempts": 1, "claims": 2})
+    done = b.get(hooked)
+    assert (done.webhook_state, done.webhook) == (
+        "delivered",
+        {"state": "delivered", "attempts": 1, "claims": 2},
+    )
+    assert a.claim_callback(60) is None and b.claim_callback(60) is None  # delivered once
+
+
+def test_a_sqlite_store_sends_again_what_its_killed_process_was_sending(tmp_path: Path) -> None:
+    before, _, _ = sqlite_pair(tmp_path)
+    job = add(before, "http://127.0.0.1:9/h")
+    before.claim()
+    before.finish(job, "done", done=1)
+    assert before.claim_callback(3600) is not None  # then the process is killed mid-POST
+    after = JobStore(tmp_path / "data")  # the next start of the service
+    assert after.claim_callback(60) is None  # still held by the dead process until recover()
+    after.recover()
+    taken = after.claim_callback(60)
+    assert taken is not None and taken.id == job and taken.webhook_claims == 2
