@@ -33,8 +33,7 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "CMake Error at cutlass-subbuild/cutlass-populate-prefix/tmp/cutlass-populate-gitclone.cmake:39 (message):\n"
         "  Failed to clone repository: 'https://github.com/nvidia/cutlass.git'\n",
         5,
-        ["-- Using local CUTLASS: VLLM_CUTLASS_SRC_DIR=/deps/cutlass-src",
-         "Cloning into 'cutlass-src'..."],
+        ["-- Using local CUTLASS: VLLM_CUTLASS_SRC_DIR=/deps/cutlass-src", "Cloning into 'cutlass-src'..."],
     ),
     "googletest-clone-failed": (
         "-- CUTLASS_ENABLE_TESTS: ON\n"
@@ -66,8 +65,12 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "  subprocess.CalledProcessError: Command '['cmake', '--build', '.', '-j=64', '--target=_C']' "
         "returned non-zero exit status 9.\n",
         2,
-        ["returned non-zero exit status 1.", "error: command '/usr/bin/g++' failed with exit code 90",
-         "Killed 3 stale workers", "INFO: exit status 0"],
+        [
+            "returned non-zero exit status 1.",
+            "error: command '/usr/bin/g++' failed with exit code 90",
+            "Killed 3 stale workers",
+            "INFO: exit status 0",
+        ],
     ),
     "fetchcontent-offline": (
         "[0/8] Performing download step (git clone) for 'vllm-flash-attn-populate'\n"
@@ -76,8 +79,11 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "-- Had to git clone more than once: 3 times.\n"
         "  Failed to clone repository: 'https://github.com/vllm-project/flash-attention.git'\n",
         3,
-        ["Cloning into 'vllm-flash-attn-src'...", "-- Populating vllm-flash-attn from VLLM_FLASH_ATTN_SRC_DIR",
-         "fatal: unable to access 'https://internal.mirror/repo.git/': The requested URL returned error: 403"],
+        [
+            "Cloning into 'vllm-flash-attn-src'...",
+            "-- Populating vllm-flash-attn from VLLM_FLASH_ATTN_SRC_DIR",
+            "fatal: unable to access 'https://internal.mirror/repo.git/': The requested URL returned error: 403",
+        ],
     ),
     "unsupported-gnu-version": (
         "In file included from /usr/local/cuda-12.5/bin/../targets/x86_64-linux/include/cuda_runtime.h:82,\n"
@@ -98,7 +104,7 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "CMake Error: The following variables are used in this project, but they are set to NOTFOUND.\n"
         "Please set them or make sure they are set and tested correctly in the CMake files:\n"
         "CUDA_nvrtc_LIBRARY (ADVANCED)\n"
-        "    linked by target \"_C\" in directory /src/vllm\n",
+        '    linked by target "_C" in directory /src/vllm\n',
         3,
         ["-- Found CUDA_nvrtc_LIBRARY: /venv/lib/python3.13/site-packages/nvidia/cu13/lib/libnvrtc.so"],
     ),
@@ -122,8 +128,11 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "  Attempting uninstall: transformers\n"
         "Successfully installed transformers-5.19.0 vllm-0.11.1.dev123+g5c2b92a5d.cu130\n",
         3,
-        ["Successfully installed transformers-5.19.0.dev0", "5.19.0.dev0",
-         "Successfully installed transformers-5.19.01"],
+        [
+            "Successfully installed transformers-5.19.0.dev0",
+            "5.19.0.dev0",
+            "Successfully installed transformers-5.19.01",
+        ],
     ),
     "pypdfium2-missing": (
         '  File "/sdk-env/lib/python3.10/site-packages/minicpmvocr/layout/render.py", line 3, in <module>\n'
@@ -137,8 +146,11 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "not recognize this architecture. This could be because of an issue with the checkpoint, or because "
         "your version of Transformers is out of date.\n",
         1,
-        ["ValueError: The checkpoint you are trying to load has model type `qwen9` but Transformers does "
-         "not recognize this architecture.", "INFO Resolved architecture: MiniCPMOCRForConditionalGeneration"],
+        [
+            "ValueError: The checkpoint you are trying to load has model type `qwen9` but Transformers does "
+            "not recognize this architecture.",
+            "INFO Resolved architecture: MiniCPMOCRForConditionalGeneration",
+        ],
     ),
     "could-not-find-nvcc": (
         "(EngineCore_DP0 pid=4242) ERROR 10-19 11:02:03 [core.py:708]   File "
@@ -151,8 +163,11 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "(EngineCore_DP0 pid=912) ERROR [core.py:708] ptxas /tmp/tmpkoko0xtp.ptx, line 5; fatal   : Unsupported .version 9.4; current version is '9.0'\n"
         "ptxas fatal   : Ptx assembly aborted due to errors\n",
         1,
-        ["ptxas info    : Used 128 registers, 400 bytes cmem[0]", "Supported .version 9.0",
-         "ptxas fatal   : Ptx assembly aborted due to errors"],
+        [
+            "ptxas info    : Used 128 registers, 400 bytes cmem[0]",
+            "Supported .version 9.0",
+            "ptxas fatal   : Ptx assembly aborted due to errors",
+        ],
     ),
     "flashinfer-cubin-mismatch": (
         '  File "/venv/lib/python3.13/site-packages/flashinfer/jit/env.py", line 76, in _get_cubin_dir\n'
@@ -195,7 +210,9 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "ValueError: Free memory on device (20.5/31.36 GiB) on startup is less than desired GPU memory "
         "utilization (0.85, 26.66 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n",
         1,
-        ["INFO Free memory on device (30.1/31.36 GiB) on startup. Desired GPU memory utilization is (0.85, 26.66 GiB)."],
+        [
+            "INFO Free memory on device (30.1/31.36 GiB) on startup. Desired GPU memory utilization is (0.85, 26.66 GiB)."
+        ],
     ),
     "cuda-oom": (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
@@ -215,12 +232,14 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "(EngineCore pid=1368036) ERROR 05-05 15:23:43 [core.py:1136] NotImplementedError: Speculative Decoding "
         "with draft models or parallel drafting does not support multimodal models yet\n",
         1,
-        ["INFO Speculative decoding enabled: method=dspark, num_speculative_tokens=15",
-         "NotImplementedError: Speculative Decoding with draft models or parallel drafting does not support M-RoPE yet"],
+        [
+            "INFO Speculative decoding enabled: method=dspark, num_speculative_tokens=15",
+            "NotImplementedError: Speculative Decoding with draft models or parallel drafting does not support M-RoPE yet",
+        ],
     ),
     "encoder-cache-too-small": (
         '{"error":{"message":"The decoder prompt contains a(n) image item with length 6042, which exceeds the '
-        'pre-allocated encoder cache size 4800. Please reduce the input size or increase the encoder cache size '
+        "pre-allocated encoder cache size 4800. Please reduce the input size or increase the encoder cache size "
         'by setting --limit-mm-per-prompt at startup.","type":"BadRequestError","code":400}}\n',
         1,
         ["INFO Encoder cache will be initialized with a budget of 16384 tokens"],
@@ -250,8 +269,10 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
     "image-request-400": (
         'INFO:     127.0.0.1:51444 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n',
         1,
-        ['INFO:     127.0.0.1:51444 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
-         'INFO:     127.0.0.1:51444 - "GET /v1/models HTTP/1.1" 404 Not Found'],
+        [
+            'INFO:     127.0.0.1:51444 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+            'INFO:     127.0.0.1:51444 - "GET /v1/models HTTP/1.1" 404 Not Found',
+        ],
     ),
     "thinking-mode-on": (
         "## Page 1\n\n<think>\nThe user wants the table recognised. Let me look at the first row\n",
@@ -288,7 +309,10 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
         "broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): Read timed out. (read timeout=15)\")'\n",
         1,
-        ["Collecting torch==2.14.0", "Downloading torch-2.14.0-cp313-cp313-manylinux_2_28_x86_64.whl (900 MB)"],
+        [
+            "Collecting torch==2.14.0",
+            "Downloading torch-2.14.0-cp313-cp313-manylinux_2_28_x86_64.whl (900 MB)",
+        ],
     ),
     "server-unreachable-local": (
         "httpx.ConnectError: [Errno 111] Connection refused\n",
@@ -310,7 +334,10 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "      ModuleNotFoundError: No module named 'torch'\n"
         "      hint: This usually indicates a problem with the package or the build environment.\n",
         4,
-        ["ModuleNotFoundError: No module named 'torchcodec'", "ModuleNotFoundError: No module named 'torch.distributed.elastic'"],
+        [
+            "ModuleNotFoundError: No module named 'torchcodec'",
+            "ModuleNotFoundError: No module named 'torch.distributed.elastic'",
+        ],
     ),
     # issue 14: SGLang texts from python/sglang/srt/models/registry.py, dllm/config.py, cuda_graph_runner.py
     "mineru-diffusion-needs-sglang-fork": (
@@ -318,30 +345,38 @@ CASES: dict[str, tuple[str, int, list[str]]] = {
         "[2026-03-30 10:12:02] Scheduler hit an exception: Traceback (most recent call last):\n"
         "ValueError: Model architectures ['MinerUDiffusionForConditionalGeneration'] are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM', 'Qwen2VLForConditionalGeneration'])\n",
         3,
-        ["ValueError: Model architectures ['Qwen2VLForConditionalGeneration'] are not supported for now.",
-         "[2026-03-30 10:12:40] Load weight end. type=MinerUDiffusionForConditionalGeneration, dtype=torch.bfloat16"],
+        [
+            "ValueError: Model architectures ['Qwen2VLForConditionalGeneration'] are not supported for now.",
+            "[2026-03-30 10:12:40] Load weight end. type=MinerUDiffusionForConditionalGeneration, dtype=torch.bfloat16",
+        ],
     ),
     "vllm-transformers-pin-conflict": (  # issue 14: pip's resolver after transformers --no-deps
         "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed.\n"
         "vllm 0.33.0 requires transformers<5.21.0,>=5.16.1, but you have transformers 5.23.0 which is incompatible.\n",
         2,
-        ["vllm 0.33.0 requires transformers<5.21.0,>=5.16.1, but you have transformers 5.20.2 which is incompatible.",
-         "vllm 0.33.0 requires torch==2.14.0, but you have torch 2.14.1 which is incompatible."],
+        [
+            "vllm 0.33.0 requires transformers<5.21.0,>=5.16.1, but you have transformers 5.20.2 which is incompatible.",
+            "vllm 0.33.0 requires torch==2.14.0, but you have torch 2.14.1 which is incompatible.",
+        ],
     ),
     "sglang-dllm-flag-unknown": (
         "usage: sglang serve [-h] --model-path MODEL_PATH [--host HOST] [--port PORT]\n"
         "sglang serve: error: unrecognized arguments: --dllm-algorithm LowConfidence\n",
         2,
-        ["sglang serve: error: unrecognized arguments: --trust-request-mm-kwargs",
-         "  --dllm-algorithm DLLM_ALGORITHM  The diffusion LLM algorithm, such as LowConfidence."],
+        [
+            "sglang serve: error: unrecognized arguments: --trust-request-mm-kwargs",
+            "  --dllm-algorithm DLLM_ALGORITHM  The diffusion LLM algorithm, such as LowConfidence.",
+        ],
     ),
     "sglang-cuda-graph-capture-failed": (
         "[2026-04-23 10:00:01] Capture cuda graph begin. This can take up to several minutes. avail mem=3.10 GB\n"
         "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
         "Possible solutions:\n",
         2,
-        ["[2026-04-23 10:01:40] Capture cuda graph end. Time elapsed: 99.12 s.",
-         "Capture cuda graph bs [1, 2, 4, 8, 16]"],
+        [
+            "[2026-04-23 10:01:40] Capture cuda graph end. Time elapsed: 99.12 s.",
+            "Capture cuda graph bs [1, 2, 4, 8, 16]",
+        ],
     ),
     "mineru-layout-answer-unreadable": (
         "ocrstack: parse page.png\n"
@@ -481,13 +516,36 @@ def test_fix_texts_use_pins_from_versions_yaml() -> None:
     "data, match",
     [
         ({"schema": 2, "rules": []}, "schema: 1"),
-        ({"schema": 1, "rules": [{"id": "a", "stage": "build", "regex": "x", "cause": "c", "fix": "f"}]}, "lacks source"),
-        ({"schema": 1, "rules": [{"id": "a", "stage": "gpu", "regex": "x", "cause": "c", "fix": "f", "source": "s"}]},
-         "unknown stage"),
-        ({"schema": 1, "rules": [{"id": "a", "stage": "build", "regex": "(", "cause": "c", "fix": "f", "source": "s"}]},
-         "invalid regex"),
-        ({"schema": 1, "rules": [{"id": "a", "stage": "build", "regex": "x", "cause": "c", "fix": "f", "source": "s"}] * 2},
-         "duplicate"),
+        (
+            {"schema": 1, "rules": [{"id": "a", "stage": "build", "regex": "x", "cause": "c", "fix": "f"}]},
+            "lacks source",
+        ),
+        (
+            {
+                "schema": 1,
+                "rules": [{"id": "a", "stage": "gpu", "regex": "x", "cause": "c", "fix": "f", "source": "s"}],
+            },
+            "unknown stage",
+        ),
+        (
+            {
+                "schema": 1,
+                "rules": [
+                    {"id": "a", "stage": "build", "regex": "(", "cause": "c", "fix": "f", "source": "s"}
+                ],
+            },
+            "invalid regex",
+        ),
+        (
+            {
+                "schema": 1,
+                "rules": [
+                    {"id": "a", "stage": "build", "regex": "x", "cause": "c", "fix": "f", "source": "s"}
+                ]
+                * 2,
+            },
+            "duplicate",
+        ),
     ],
 )
 def test_invalid_rule_files_are_rejected(data, match: str) -> None:
@@ -517,7 +575,9 @@ def test_cli_file_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert data["matched"] is True and data["findings"][0]["line_no"] == 3
 
 
-def test_cli_exits_1_when_a_rule_matched_like_a_linter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exits_1_when_a_rule_matched_like_a_linter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     log = tmp_path / "serve.log"
     log.write_text(CASES["flashinfer-cubin-mismatch"][0], encoding="utf-8")
     assert main(["doctor", str(log)]) == CheckFailed.exit_code == 1
@@ -531,7 +591,9 @@ def test_cli_exits_1_when_a_rule_matched_like_a_linter(tmp_path: Path, capsys: p
     assert main(["doctor", str(clean)]) == 0
 
 
-def test_cli_stdin_and_nothing_matched(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_stdin_and_nothing_matched(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("hello\n"))
     assert main(["doctor", "-"]) == 0
     assert "no known error pattern matched in stdin" in capsys.readouterr().out
@@ -550,7 +612,9 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_ptxas_short_form_and_headers_message() -> None:
-    assert _ids(diagnose("ptxas fatal   : Unsupported .version 9.4; current version is '9.0'")) == ["ptxas-version-mismatch"]
+    assert _ids(diagnose("ptxas fatal   : Unsupported .version 9.4; current version is '9.0'")) == [
+        "ptxas-version-mismatch"
+    ]
     hdr = '/venv/nvidia/cu13/include/cccl/cuda/std/__cccl/cuda_toolkit.h:42:4: error: #error "CUDA compiler and CUDA toolkit headers are incompatible, please check your include paths"'
     assert _ids(diagnose(hdr)) == ["ptxas-version-mismatch"]
 
@@ -560,4 +624,6 @@ def test_generic_rule_yields_to_the_specific_one_on_the_same_line() -> None:
     assert "Error code: 400" in line
     assert _ids(diagnose(line)) == ["too-many-images"]
     # on its own line the generic 400 rule still reports
-    assert _ids(diagnose('INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request')) == ["image-request-400"]
+    assert _ids(diagnose('INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request')) == [
+        "image-request-400"
+    ]

@@ -249,7 +249,9 @@ def test_refused_connection_fails_at_once(refused_url: str, tmp_path: Path, slee
     assert ".part" not in err.value.render()  # nothing was downloaded: no resume advice
 
 
-def test_refused_connection_mentions_the_part_file_only_when_it_exists(refused_url: str, tmp_path: Path, sleeps) -> None:
+def test_refused_connection_mentions_the_part_file_only_when_it_exists(
+    refused_url: str, tmp_path: Path, sleeps
+) -> None:
     (tmp_path / "x.tar.part").write_bytes(b"12345")
     with pytest.raises(ServerUnreachable) as err:
         http.download(refused_url, tmp_path / "x.tar", retries=5, backoff=1.0)
@@ -274,7 +276,9 @@ def test_dns_failure_fails_at_once(tmp_path: Path, sleeps) -> None:
 
     client = httpx.Client(trust_env=False)
     with pytest.raises(ServerUnreachable) as err:
-        http.download("http://ocrstack-test.invalid/x.tar", tmp_path / "x.tar", retries=5, backoff=1.0, client=client)
+        http.download(
+            "http://ocrstack-test.invalid/x.tar", tmp_path / "x.tar", retries=5, backoff=1.0, client=client
+        )
     assert sleeps == [] and "not resolved (DNS failure" in err.value.message
 
 
@@ -323,7 +327,11 @@ def test_exhausted_retries_without_a_part_give_no_resume_advice(file_server, tmp
     beh.errors["/f"] = [503, 503]
     with pytest.raises(StepFailed) as err:
         http.download(f"{url}/f", tmp_path / "f", retries=1)
-    assert "after 2 attempts" in err.value.message and "HTTP 503" in err.value.message and ".part" not in err.value.render()
+    assert (
+        "after 2 attempts" in err.value.message
+        and "HTTP 503" in err.value.message
+        and ".part" not in err.value.render()
+    )
 
 
 def test_cli_fetch_layout_refused_exits_5_quickly(refused_url: str, tmp_path: Path, sleeps, capsys) -> None:
@@ -388,7 +396,9 @@ def test_tar_with_parent_member_is_refused(file_server, tmp_path: Path) -> None:
 @pytest.mark.server
 def test_safetensors_tarball_is_rejected_with_guide_explanation(file_server, tmp_path: Path) -> None:
     url, beh = file_server
-    beh.files["/PP-DocLayoutV3_infer.tar"] = _tar({"PP-DocLayoutV3/model.safetensors": b"x", "PP-DocLayoutV3/config.json": b"{}"})
+    beh.files["/PP-DocLayoutV3_infer.tar"] = _tar(
+        {"PP-DocLayoutV3/model.safetensors": b"x", "PP-DocLayoutV3/config.json": b"{}"}
+    )
     with pytest.raises(InputError, match="not a Paddle inference model") as err:
         fetch_layout(LayoutFetchOptions(dest=tmp_path, url=f"{url}/PP-DocLayoutV3_infer.tar"), backoff=0)
     assert "not a safetensors directory (guide 3.4)" in err.value.render()
@@ -440,7 +450,9 @@ def _draft_dir(root: Path, weights: bytes = b"draft-weights", manifest: dict | N
     d.mkdir(parents=True)
     (d / "model.safetensors").write_bytes(weights)
     (d / "release_manifest.json").write_text(
-        json.dumps(manifest if manifest is not None else {"weight_sha256": hashlib.sha256(weights).hexdigest()})
+        json.dumps(
+            manifest if manifest is not None else {"weight_sha256": hashlib.sha256(weights).hexdigest()}
+        )
     )
     return d
 
@@ -473,16 +485,21 @@ def test_draft_sha_mismatch_marks_bad_and_keeps_files(tmp_path: Path) -> None:
     assert (draft / "model.safetensors").read_bytes() == b"draft-weights"
     assert "sha256" in (bad_reason(draft) or "")
     # fixing the manifest and rerunning clears the mark
-    (draft / "release_manifest.json").write_text(json.dumps({"weight_sha256": hashlib.sha256(b"draft-weights").hexdigest()}))
+    (draft / "release_manifest.json").write_text(
+        json.dumps({"weight_sha256": hashlib.sha256(b"draft-weights").hexdigest()})
+    )
     assert _verify(tmp_path).ok and bad_reason(draft) is None
 
 
 def test_main_from_another_release_marks_both(tmp_path: Path) -> None:
     main_dir = _main_dir(tmp_path, weights=b"other-release-main")
-    draft = _draft_dir(tmp_path, manifest={
-        "weight_sha256": hashlib.sha256(b"draft-weights").hexdigest(),
-        "main_weight_sha256": hashlib.sha256(b"main-weights").hexdigest(),
-    })
+    draft = _draft_dir(
+        tmp_path,
+        manifest={
+            "weight_sha256": hashlib.sha256(b"draft-weights").hexdigest(),
+            "main_weight_sha256": hashlib.sha256(b"main-weights").hexdigest(),
+        },
+    )
     report = _verify(tmp_path)
     assert _status(report)["MiniCPM-OCR-1.0-DSpark:same-release"] is Status.FAIL
     assert bad_reason(draft) and bad_reason(main_dir)
@@ -492,7 +509,10 @@ def test_main_from_another_release_marks_both(tmp_path: Path) -> None:
 def test_release_ids_compared_when_both_manifests_have_one(tmp_path: Path) -> None:
     main_dir = _main_dir(tmp_path)
     (main_dir / "release_manifest.json").write_text(json.dumps({"release": "2026-10-01"}))
-    _draft_dir(tmp_path, manifest={"weight_sha256": hashlib.sha256(b"draft-weights").hexdigest(), "release": "2026-10-01"})
+    _draft_dir(
+        tmp_path,
+        manifest={"weight_sha256": hashlib.sha256(b"draft-weights").hexdigest(), "release": "2026-10-01"},
+    )
     assert _status(_verify(tmp_path))["MiniCPM-OCR-1.0-DSpark:same-release"] is Status.PASS
 
 
@@ -534,17 +554,23 @@ def _hub_handler(repos: dict[str, dict[str, bytes]], log: list[str]):
             if m:
                 files = repos.get(m.group(1))
                 if files is None:
-                    return self._send(404, b'{"error":"Repository not found"}', {"X-Error-Code": "RepoNotFound"})
+                    return self._send(
+                        404, b'{"error":"Repository not found"}', {"X-Error-Code": "RepoNotFound"}
+                    )
                 if m.group(2) == "revision":
                     body = {"id": m.group(1), "sha": sha, "siblings": [{"rfilename": f} for f in files]}
                 else:
-                    body = [{"type": "file", "oid": hashlib.sha1(v).hexdigest(), "size": len(v), "path": f}
-                            for f, v in files.items()]
+                    body = [
+                        {"type": "file", "oid": hashlib.sha1(v).hexdigest(), "size": len(v), "path": f}
+                        for f, v in files.items()
+                    ]
                 return self._send(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
             m = re.fullmatch(r"/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)
             if m and m.group(1) in repos and m.group(3) in repos[m.group(1)]:
                 data = repos[m.group(1)][m.group(3)]
-                return self._send(200, data, {"X-Repo-Commit": sha, "ETag": f'"{hashlib.sha256(data).hexdigest()}"'})
+                return self._send(
+                    200, data, {"X-Repo-Commit": sha, "ETag": f'"{hashlib.sha256(data).hexdigest()}"'}
+                )
             return self._send(404, b"", {"X-Error-Code": "EntryNotFound"})
 
     return Hub, sha
@@ -552,13 +578,18 @@ def _hub_handler(repos: dict[str, dict[str, bytes]], log: list[str]):
 
 @pytest.fixture
 def local_hub(monkeypatch: pytest.MonkeyPatch):
-    main_files = {f: (b"W" * 2048 if f == "model.safetensors" else b"{}") for f in catalog.model("MiniCPM-OCR-1.0").required}
+    main_files = {
+        f: (b"W" * 2048 if f == "model.safetensors" else b"{}")
+        for f in catalog.model("MiniCPM-OCR-1.0").required
+    }
     draft_w = b"D" * 1024
     repos = {
         "openbmb/MiniCPM-OCR-1.0": main_files,
         "openbmb/MiniCPM-OCR-1.0-DSpark": {
             "model.safetensors": draft_w,
-            "release_manifest.json": json.dumps({"weight_sha256": hashlib.sha256(draft_w).hexdigest()}).encode(),
+            "release_manifest.json": json.dumps(
+                {"weight_sha256": hashlib.sha256(draft_w).hexdigest()}
+            ).encode(),
             "config.json": b"{}",
         },
     }
@@ -593,7 +624,9 @@ def test_fetch_models_through_hf_endpoint_mirror(local_hub, tmp_path: Path) -> N
 @pytest.mark.server
 def test_fetch_models_unknown_repo_is_rejected(local_hub, tmp_path: Path) -> None:
     with pytest.raises(ServerRejected):
-        fetch_models(ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),)))
+        fetch_models(
+            ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),))
+        )
     assert not (tmp_path / "MiniCPM-OCR-1.0").exists()  # issue 10 item 9: no empty models/NAME left
 
 
@@ -601,7 +634,9 @@ def test_fetch_models_unknown_repo_is_rejected(local_hub, tmp_path: Path) -> Non
 def test_failed_fetch_keeps_a_directory_that_existed(local_hub, tmp_path: Path) -> None:
     (tmp_path / "MiniCPM-OCR-1.0").mkdir()
     with pytest.raises(ServerRejected):
-        fetch_models(ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),)))
+        fetch_models(
+            ModelFetchOptions(dest=tmp_path, repo_overrides=(("MiniCPM-OCR-1.0", "nobody/nothing"),))
+        )
     assert (tmp_path / "MiniCPM-OCR-1.0").is_dir()
 
 
@@ -610,8 +645,16 @@ def test_modelscope_missing_is_a_config_error(tmp_path: Path) -> None:
         import modelscope  # noqa: F401
     except ImportError:
         with pytest.raises(ConfigError, match="pip install modelscope"):
-            fetch_models(ModelFetchOptions(dest=tmp_path, source="modelscope",
-                                           repo_overrides=(("MiniCPM-OCR-1.0", "OpenBMB/x"), ("MiniCPM-OCR-1.0-DSpark", "OpenBMB/y"))))
+            fetch_models(
+                ModelFetchOptions(
+                    dest=tmp_path,
+                    source="modelscope",
+                    repo_overrides=(
+                        ("MiniCPM-OCR-1.0", "OpenBMB/x"),
+                        ("MiniCPM-OCR-1.0-DSpark", "OpenBMB/y"),
+                    ),
+                )
+            )
     else:
         pytest.skip("modelscope is installed here; the missing-module path cannot be exercised")
 
@@ -625,7 +668,10 @@ def test_cli_layout_prints_export(file_server, tmp_path: Path, capsys) -> None:
     beh.files["/PP-DocLayoutV3_infer.tar"] = _tar(PADDLE)
     rc = main(["fetch", "layout", "--dest", str(tmp_path), "--url", f"{url}/PP-DocLayoutV3_infer.tar"])
     assert rc == 0
-    assert f"export OCR_LAYOUT_MODEL_DIR={(tmp_path / 'PP-DocLayoutV3_infer').resolve()}" in capsys.readouterr().out
+    assert (
+        f"export OCR_LAYOUT_MODEL_DIR={(tmp_path / 'PP-DocLayoutV3_infer').resolve()}"
+        in capsys.readouterr().out
+    )
 
 
 def test_cli_check_fails_on_bad_draft(tmp_path: Path, capsys) -> None:

@@ -60,7 +60,11 @@ class FakeMachine:
 
 def facts_for(machine: FakeMachine, tmp_path: Path, free_gb: float = 70.0, pythons=None) -> Facts:
     return gather(
-        root=tmp_path, disk_path=tmp_path, pythons=pythons, runner=machine.run, which=machine.which,
+        root=tmp_path,
+        disk_path=tmp_path,
+        pythons=pythons,
+        runner=machine.run,
+        which=machine.which,
         disk_free=lambda p: int(free_gb * GB),
     )
 
@@ -103,7 +107,9 @@ def test_driver_470_and_16gb_fail(tmp_path: Path) -> None:
     report = evaluate(facts_for(FakeMachine("t4_driver470"), tmp_path))
     c = by_name(report)
     assert c["driver"].status is Status.FAIL
-    assert c["vram"].status is Status.FAIL and "15360" not in c["vram"].detail and "16.1 GB" in c["vram"].detail
+    assert (
+        c["vram"].status is Status.FAIL and "15360" not in c["vram"].detail and "16.1 GB" in c["vram"].detail
+    )
     assert c["free-gpu"].status is Status.NOT_RUN
     assert not report.ok
 
@@ -134,8 +140,11 @@ def test_no_gpu_is_not_run_and_not_a_pass(tmp_path: Path) -> None:
 
 def test_unreadable_disk_path_leaves_preflight_incomplete(tmp_path: Path) -> None:
     facts = gather(
-        root=tmp_path, disk_path=tmp_path / "missing", runner=FakeMachine("three_5090").run,
-        which=FakeMachine("three_5090").which, disk_free=lambda p: None,
+        root=tmp_path,
+        disk_path=tmp_path / "missing",
+        runner=FakeMachine("three_5090").run,
+        which=FakeMachine("three_5090").which,
+        disk_free=lambda p: None,
     )
     report = evaluate(facts)
     assert by_name(report)["disk"].status is Status.NOT_RUN and not report.ok
@@ -153,8 +162,14 @@ def test_complete_preflight_does_not_raise(tmp_path: Path) -> None:
 
 def test_disk_threshold(tmp_path: Path) -> None:
     floor = float(versions.pin("hardware.disk-min-gb"))
-    assert by_name(evaluate(facts_for(FakeMachine(None), tmp_path, free_gb=floor - 0.5)))["disk"].status is Status.FAIL
-    assert by_name(evaluate(facts_for(FakeMachine(None), tmp_path, free_gb=floor + 0.5)))["disk"].status is Status.PASS
+    assert (
+        by_name(evaluate(facts_for(FakeMachine(None), tmp_path, free_gb=floor - 0.5)))["disk"].status
+        is Status.FAIL
+    )
+    assert (
+        by_name(evaluate(facts_for(FakeMachine(None), tmp_path, free_gb=floor + 0.5)))["disk"].status
+        is Status.PASS
+    )
 
 
 # ---------------------------------------------------------------- environments and torch vs driver
@@ -169,21 +184,29 @@ def _pixi_env(root: Path, name: str) -> str:
 
 def test_cuda13_torch_on_driver_535_fails(tmp_path: Path) -> None:
     py = _pixi_env(tmp_path, "vllm-build")
-    machine = FakeMachine("a100_driver535", {py: {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"}})
+    machine = FakeMachine(
+        "a100_driver535", {py: {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"}}
+    )
     report = evaluate(facts_for(machine, tmp_path))
     c = by_name(report)
     assert c["python:vllm-build"].status is Status.PASS
-    assert c["torch-cuda:vllm-build"].status is Status.FAIL and "needs driver >= 580" in c["torch-cuda:vllm-build"].detail
+    assert (
+        c["torch-cuda:vllm-build"].status is Status.FAIL
+        and "needs driver >= 580" in c["torch-cuda:vllm-build"].detail
+    )
     assert not report.ok
 
 
 def test_cuda13_torch_on_driver_590_passes_and_cpu_torch_has_no_requirement(tmp_path: Path) -> None:
     py = _pixi_env(tmp_path, "vllm-build")
     tf = _pixi_env(tmp_path, "tf")
-    machine = FakeMachine("three_5090", {
-        py: {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"},
-        tf: {"python": "3.12.3", "torch": "2.14.0+cpu", "torch_cuda": None},
-    })
+    machine = FakeMachine(
+        "three_5090",
+        {
+            py: {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"},
+            tf: {"python": "3.12.3", "torch": "2.14.0+cpu", "torch_cuda": None},
+        },
+    )
     c = by_name(evaluate(facts_for(machine, tmp_path)))
     assert c["torch-cuda:vllm-build"].status is Status.PASS
     assert c["torch-cuda:tf"].status is Status.PASS and "CPU-only" in c["torch-cuda:tf"].detail
@@ -200,10 +223,13 @@ def test_guide_venv_and_explicit_python_are_found(tmp_path: Path) -> None:
     venv = tmp_path / "sdk-env" / "bin" / "python"
     venv.parent.mkdir(parents=True)
     venv.write_text("")
-    machine = FakeMachine(None, {
-        str(venv): {"python": "3.10.12", "torch": None, "torch_cuda": None},
-        "/opt/x/python": {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"},
-    })
+    machine = FakeMachine(
+        None,
+        {
+            str(venv): {"python": "3.10.12", "torch": None, "torch_cuda": None},
+            "/opt/x/python": {"python": "3.13.9", "torch": "2.14.0+cu130", "torch_cuda": "13.0"},
+        },
+    )
     c = by_name(evaluate(facts_for(machine, tmp_path, pythons={"vllm": "/opt/x/python"})))
     assert c["python:sdk"].status is Status.PASS
     assert c["python:vllm"].status is Status.PASS
@@ -229,7 +255,11 @@ def test_thresholds_come_from_versions_yaml() -> None:
     t = checks.Thresholds.from_pins()
     hw = versions.pin("hardware")
     assert (t.driver_min, t.driver_cu126_min, t.vram_min_gb, t.disk_min_gb) == (
-        hw["driver-min"], hw["driver-cu126-min"], hw["vram-min-gb"], hw["disk-min-gb"])
+        hw["driver-min"],
+        hw["driver-cu126-min"],
+        hw["vram-min-gb"],
+        hw["disk-min-gb"],
+    )
 
 
 def test_toolchain_not_run_without_nvcc() -> None:
@@ -274,7 +304,9 @@ def test_cli_without_gpu_exits_1_after_the_report(
 ) -> None:
     """No GPU: the GPU checks are not-run, the report is still printed, and the exit says it did not pass."""
     _fake_machine(monkeypatch, FakeMachine(None))
-    argv = ["preflight", "--root", str(tmp_path), "--disk-path", str(tmp_path)] + (["--json"] if as_json else [])
+    argv = ["preflight", "--root", str(tmp_path), "--disk-path", str(tmp_path)] + (
+        ["--json"] if as_json else []
+    )
     assert main(argv) == CheckFailed.exit_code
     out = capsys.readouterr()
     if as_json:
@@ -298,8 +330,22 @@ def test_cli_runs_real_nvidia_smi_binary_on_path(tmp_path: Path, cli_env: dict[s
     env = {**cli_env, "PATH": f"{bin_dir}{os.pathsep}{cli_env['PATH']}"}
     env.pop("CUDA_HOME", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "ocrstack", "preflight", "--json", "--root", str(tmp_path), "--disk-path", str(tmp_path)],
-        capture_output=True, text=True, env=env, check=False, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "ocrstack",
+            "preflight",
+            "--json",
+            "--root",
+            str(tmp_path),
+            "--disk-path",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
     )
     data = json.loads(proc.stdout)
     status = {c["name"]: c for c in data["checks"]}
@@ -312,7 +358,11 @@ def test_cli_on_this_machine(tmp_path: Path, cli_env: dict[str, str]) -> None:
     """This machine: with no GPU, preflight says so in the report and exits 1 (incomplete, not passed)."""
     proc = subprocess.run(
         [sys.executable, "-m", "ocrstack", "preflight", "--json", "--root", str(tmp_path)],
-        capture_output=True, text=True, env=cli_env, check=False, timeout=120,
+        capture_output=True,
+        text=True,
+        env=cli_env,
+        check=False,
+        timeout=120,
     )
     data = json.loads(proc.stdout)
     smi = next(c for c in data["checks"] if c["name"] == "nvidia-smi")

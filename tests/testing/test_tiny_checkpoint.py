@@ -28,8 +28,13 @@ def _sha(path: Path) -> str:
 
 def test_files_and_size(tiny: Path) -> None:
     # guide 3.4: the model directory holds these files
-    for name in ("config.json", "model.safetensors", "tokenizer.json", "preprocessor_config.json",
-                 "chat_template.jinja"):
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "preprocessor_config.json",
+        "chat_template.jinja",
+    ):
         assert (tiny / name).is_file(), name
     total = sum(p.stat().st_size for p in tiny.iterdir())
     assert total < 20 * 1024 * 1024
@@ -85,12 +90,18 @@ def test_generates_varied_tokens_from_an_image(tiny: Path) -> None:
     img = Image.new("RGB", (400, 300), "white")
     ImageDraw.Draw(img).text((20, 20), "Total 42", fill="black")
     msgs = [{"role": "user", "content": [{"type": "image", "image": img}, {"type": "text", "text": "OCR"}]}]
-    inputs = proc.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=True,
-                                      return_tensors="pt", enable_thinking=False)
+    inputs = proc.apply_chat_template(
+        msgs,
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+        return_tensors="pt",
+        enable_thinking=False,
+    )
     image_id = proc.tokenizer.convert_tokens_to_ids(PROCESSOR_TOKENS["image_token"])
     assert int((inputs["input_ids"] == image_id).sum()) > 0  # the processor expanded the image placeholder
     with torch.no_grad():
         out = model.generate(**inputs, max_new_tokens=24, do_sample=False)
-    new = out[0, inputs["input_ids"].shape[1]:].tolist()
+    new = out[0, inputs["input_ids"].shape[1] :].tolist()
     assert len(new) > 1
     assert len(set(new)) >= len(new) // 3, f"degenerate output {new}"

@@ -46,7 +46,11 @@ def openai_server() -> Iterator[tuple[str, Script]]:
 
         def do_GET(self) -> None:
             if self.path == "/metrics":
-                text = script.metrics_after if len(script.chats) >= script.switch_after else script.metrics_before
+                text = (
+                    script.metrics_after
+                    if len(script.chats) >= script.switch_after
+                    else script.metrics_before
+                )
                 return self._send(200 if text else 404, text.encode(), "text/plain; version=0.0.4")
             return self._send(404, b"{}")
 
@@ -56,9 +60,17 @@ def openai_server() -> Iterator[tuple[str, Script]]:
             if script.status != 200:
                 return self._send(script.status, json.dumps({"error": {"message": "nope"}}).encode())
             reply = {
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": script.content},
-                             "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": script.prompt_tokens, "completion_tokens": script.completion_tokens},
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": script.content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": script.prompt_tokens,
+                    "completion_tokens": script.completion_tokens,
+                },
             }
             return self._send(200, json.dumps(reply).encode())
 

@@ -28,13 +28,26 @@ def test_verify_report_dir_alone_is_still_nothing_to_check(tmp_path) -> None:
 def test_verify_markdown_reads_the_blocks_file_and_fails_a_plain_text_table(tmp_path, capsys) -> None:
     import json
 
-    page = {"page": 1, "index": 0, "size": [600, 800], "structured": False, "error": None,
-            "blocks": [{"order": 0, "category": "table", "bbox": [0, 0, 500, 300], "score": 0.9, "text": "a b\n1 2"}]}
-    (tmp_path / "t.blocks.json").write_text(json.dumps({"schema": 1, "recognizer": "rapidocr", "pages": [page]}))
+    page = {
+        "page": 1,
+        "index": 0,
+        "size": [600, 800],
+        "structured": False,
+        "error": None,
+        "blocks": [
+            {"order": 0, "category": "table", "bbox": [0, 0, 500, 300], "score": 0.9, "text": "a b\n1 2"}
+        ],
+    }
+    (tmp_path / "t.blocks.json").write_text(
+        json.dumps({"schema": 1, "recognizer": "rapidocr", "pages": [page]})
+    )
     (tmp_path / "t.md").write_text("<!-- page 1 -->\n\na b\n1 2\n", encoding="utf-8")
     assert main(["verify", "--markdown", str(tmp_path / "t.md")]) == 1
     out = capsys.readouterr().out
-    assert "[   fail] output:table@1: page 1: 0 <table> (expected: t.blocks.json: layout found table blocks)" in out
+    assert (
+        "[   fail] output:table@1: page 1: 0 <table> (expected: t.blocks.json: layout found table blocks)"
+        in out
+    )
     assert main(["verify", "--markdown", str(tmp_path / "t.md"), "--no-blocks"]) == 0
     assert "[not-run] output:pages" in capsys.readouterr().out
 

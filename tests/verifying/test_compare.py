@@ -64,7 +64,12 @@ def test_loading_keys() -> None:
 
 def test_reference_values_only_when_they_apply() -> None:
     ref = CFG.reference
-    assert (ref.prompt_tokens, ref.vision_tokens, ref.generated_tokens, ref.output_chars) == (1975, 1936, 284, 677)
+    assert (ref.prompt_tokens, ref.vision_tokens, ref.generated_tokens, ref.output_chars) == (
+        1975,
+        1936,
+        284,
+        677,
+    )
     res = BackendResult("t", 1975, "x" * 677, 284, 1936, params=1_300_123_456)
     assert [c.status for c in check_reference(res, ref, TABLE, False, "why")] == [Status.NOT_RUN]
     got = {c.name: c.status for c in check_reference(res, ref, TABLE, True, "")}
@@ -75,12 +80,24 @@ def test_reference_values_only_when_they_apply() -> None:
 
 
 def test_summary_never_claims_agreement_that_was_not_checked() -> None:
-    rep = Report("t", [Check("two-backend", Status.NOT_RUN, "needs --image"), Check("dspark", Status.NOT_RUN, "no url")])
+    rep = Report(
+        "t",
+        [Check("two-backend", Status.NOT_RUN, "needs --image"), Check("dspark", Status.NOT_RUN, "no url")],
+    )
     text = " ".join(summarize(rep))
     assert "NOT RUN" in text and "agree:" not in text and "Agreement is not claimed" in text
     assert "DSpark activity NOT CHECKED" in text
-    rep = Report("t", [Check("two-backend[0-1]:prompt-tokens", Status.PASS), Check("two-backend[0-1]:output", Status.FAIL)])
+    rep = Report(
+        "t",
+        [Check("two-backend[0-1]:prompt-tokens", Status.PASS), Check("two-backend[0-1]:output", Status.FAIL)],
+    )
     assert "do not agree" in summarize(rep)[0]
-    rep = Report("t", [Check("backend:a", Status.PASS, "A"), Check("two-backend[0-1]:prompt-tokens", Status.PASS),
-                       Check("two-backend[0-1]:output", Status.PASS)])
+    rep = Report(
+        "t",
+        [
+            Check("backend:a", Status.PASS, "A"),
+            Check("two-backend[0-1]:prompt-tokens", Status.PASS),
+            Check("two-backend[0-1]:output", Status.PASS),
+        ],
+    )
     assert summarize(rep)[0].startswith("Both backends agree")

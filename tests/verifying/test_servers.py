@@ -47,7 +47,9 @@ def test_two_servers_compared_and_disagreement_found(openai_server, tmp_path: Pa
     url, script = openai_server
     img = tmp_path / "t.png"
     img.write_bytes(sample_image_png())
-    res = run(VerifyOptions(image=img, prompt="OCR:", servers=((url, "a"), (url, "b")), report_dir=tmp_path / "rep"))
+    res = run(
+        VerifyOptions(image=img, prompt="OCR:", servers=((url, "a"), (url, "b")), report_dir=tmp_path / "rep")
+    )
     status = {c.name: c.status.value for c in res.report.checks}
     assert status["two-backend[0-1]:output"] == "pass"
     assert res.summary[0].startswith("Both backends agree")
@@ -132,7 +134,9 @@ def test_mm_processor_kwargs_reach_the_server_only_when_given(openai_server) -> 
 
 
 @pytest.mark.server
-def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(openai_server, tmp_path: Path, monkeypatch, capsys) -> None:
+def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(
+    openai_server, tmp_path: Path, monkeypatch, capsys
+) -> None:
     """`nox -s verify` runs --tiny: title and summary must say the comparison used the tiny random
     checkpoint, not the deployed model or the user's server. The checkpoint build and the
     `transformers serve` start are replaced by the fake server (the real run is the slow test)."""
@@ -155,7 +159,9 @@ def test_tiny_run_says_it_compared_the_tiny_checkpoint_not_the_deployed_model(op
             pass
 
         def run(self, sample, max_new):
-            return BackendResult("transformers", script.prompt_tokens, script.content, script.completion_tokens)
+            return BackendResult(
+                "transformers", script.prompt_tokens, script.content, script.completion_tokens
+            )
 
     monkeypatch.setattr(tiny, "tiny_checkpoint", lambda work_dir, seed=0: tmp_path / "tiny")
     monkeypatch.setattr(ephemeral, "transformers_server", fake_server)

@@ -14,7 +14,9 @@ from ocrstack.verifying.backends import OpenAIBackend, TransformersBackend
 from ocrstack.verifying.options import VerifyOptions
 from ocrstack.verifying.run import run
 
-pytest.importorskip("transformers", reason="the tf extra (torch, transformers) is needed for the two-backend check")
+pytest.importorskip(
+    "transformers", reason="the tf extra (torch, transformers) is needed for the two-backend check"
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,13 +27,17 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 @pytest.mark.server
 def test_tiny_inprocess_and_transformers_serve_agree(work: Path) -> None:
-    res = run(VerifyOptions(tiny=True, work_dir=work, report_dir=work / "report", tf_server=transformers_server))
+    res = run(
+        VerifyOptions(tiny=True, work_dir=work, report_dir=work / "report", tf_server=transformers_server)
+    )
     status = {c.name: c.status.value for c in res.report.checks}
     assert status["two-backend[0-1]:prompt-tokens"] == "pass", res.to_text()
     assert status["two-backend[0-1]:output"] == "pass", res.to_text()
     assert status["transformers:load-keys"] == "pass"
     assert status["reference-values"] == "not-run"
-    assert res.summary[0].startswith("Both backends agree on the TINY RANDOM CPU checkpoint (not the deployed model)")
+    assert res.summary[0].startswith(
+        "Both backends agree on the TINY RANDOM CPU checkpoint (not the deployed model)"
+    )
     assert "TINY RANDOM CPU CHECKPOINT" in res.report.title and "NOT your server" in res.report.title
     a, b = res.results
     assert a.output == b.output and a.generated_tokens == b.generated_tokens > 0
