@@ -96,6 +96,14 @@ def test_callback_hosts_default_to_none() -> None:
         webhooks.check_url("file:///etc/passwd", ["localhost"])
 
 
+def test_an_ipv6_callback_host_is_listed_as_urls_write_it() -> None:
+    assert webhooks.check_url("http://[::1]:9/h", ["[::1]:9"]) == "http://[::1]:9/h"  # HOST:PORT
+    assert webhooks.check_url("http://[::1]:9/h", ["[::1]"]) == "http://[::1]:9/h"  # any port
+    assert webhooks.check_url("http://[::1]/h", ["::1"]) == "http://[::1]/h"  # as before
+    with pytest.raises(UsageError, match=r"\[::1\]:10 is not allowed"):
+        webhooks.check_url("http://[::1]:10/h", ["[::1]:9"])
+
+
 def test_a_callback_url_the_sender_could_not_send_is_refused() -> None:
     allowed = ["127.0.0.1:9"]
     for bad in ("http://127.0.0.1:9/h\x00", "http://127.0.0.1:9/\x7f", "http://127.0.0.1:99999/h"):

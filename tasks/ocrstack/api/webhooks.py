@@ -42,7 +42,8 @@ RETRY_STATUS = {408, 429}
 
 
 def check_url(url: str, allowed_hosts: Sequence[str]) -> str:
-    """The callback URL when its scheme is http(s) and its host (or host:port) is allowed.
+    """The callback URL when its scheme is http(s) and its host (or host:port) is allowed (an
+    IPv6 host listed as ``[::1]:PORT``, ``[::1]`` or ``::1``).
 
     Raises:
         UsageError: another scheme, a URL that cannot be sent (bad port, control characters), or
@@ -58,9 +59,10 @@ def check_url(url: str, allowed_hosts: Sequence[str]) -> str:
     if not sendable:
         raise UsageError("callback_url must be an http:// or https:// URL", "send e.g. https://host/hook")
     host = parts.hostname.lower()
-    hostport = f"{host}:{port}" if port else host
+    named = f"[{host}]" if ":" in host else host  # IPv6 as URLs write it; listed as ::1 too
+    hostport = f"{named}:{port}" if port else named
     allowed = {h.lower() for h in allowed_hosts}
-    if host not in allowed and hostport not in allowed:
+    if not {host, named, hostport} & allowed:
         raise UsageError(
             f"callback host {hostport} is not allowed by this service",
             "ask the operator to add it with --webhook-host"
