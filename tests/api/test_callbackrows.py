@@ -1,6 +1,6 @@
 """The callback outbox in both job stores: a job's end leaves its callback owed in the same write,
 one sender holds it at a time, a hold that runs out (its sender died) is taken over, and only the
-holder records the outcome."""
+holder records the outcome (the holding claim: another sender of the same replica is not it)."""
 
 from __future__ import annotations
 
@@ -68,19 +68,26 @@ def test_a_callback_is_owed_from_the_job_end_and_held_by_one_sender(pair) -> Non
     held = b.claim_callback(60)
     assert held is not None and (held.id, held.webhook_state, held.webhook_claims) == (hooked, "sending", 1)
     assert a.claim_callback(60) is None  # held: no second sender
-    assert not a.hold_callback(hooked, 60) and not a.webhook_done(hooked, {"state": "delivered"})
+    assert not a.hold_callback(hooked, 60, claim=1)
+    assert not a.webhook_done(hooked, {"state": "delivered"}, claim=1)
 
     run_out(hooked)  # b died mid-delivery: its hold runs out
     again = a.claim_callback(60)
     assert again is not None and again.id == hooked and again.webhook_claims == 2
-    assert not b.hold_callback(hooked, 60)  # b, were it alive, learns it lost the callback
-    assert not b.webhook_done(hooked, {"state": "delivered", "attempts": 1})
-    assert a.hold_callback(hooked, 60)
-    assert a.webhook_done(hooked, {"state": "delivered", "attempts": 1, "claims": 2})
+    assert not b.hold_callback(hooked, 60, claim=1)  # b, were it alive, learns it lost the callback
+    assert not b.webhook_done(hooked, {"state": "delivered", "attempts": 1}, claim=1)
+    assert a.hold_callback(hooked, 60, claim=2)
+
+    run_out(hooked)  # a's sender stalled past its hold: a's other sender takes it over
+    sibling = a.claim_callback(60)
+    assert sibling is not None and sibling.id == hooked and sibling.webhook_claims == 3
+    assert not a.hold_callback(hooked, 60, claim=2)  # same replica, but no longer its claim
+    assert not a.webhook_done(hooked, {"state": "delivered", "attempts": 1}, claim=2)
+    assert a.webhook_done(hooked, {"state": "delivered", "attempts": 1, "claims": 3}, claim=3)
     done = b.get(hooked)
     assert (done.webhook_state, done.webhook) == (
         "delivered",
-        {"state": "delivered", "attempts": 1, "claims": 2},
+        {"state": "delivered", "attempts": 1, "claims": 3},
     )
     assert a.claim_callback(60) is None and b.claim_callback(60) is None  # delivered once
 

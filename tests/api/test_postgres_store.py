@@ -44,6 +44,42 @@ def test_migrations_are_versioned_and_applied_once(pg_url: str, tmp_path: Path) 
         PostgresJobStore(pg_url, tmp_path / "data")
 
 
+def test_a_database_of_before_the_outbox_keeps_its_jobs_and_callbacks(pg_url: str, tmp_path: Path) -> None:
+    """An upgrade: 0001-0003 with jobs of every kind in them, then a replica applying the rest."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                     " applied DOUBLE PRECISION NOT NULL)")  # fmt: skip
+        for version, name, sql in migrations()[:3]:
+            conn.execute(sql.encode())
+            conn.execute("INSERT INTO schema_version VALUES (%s, %s, 0)", (version, name))
+        rows = [  # id, state, callback, webhook record, lease_until (running ones: passed)
+            ("sent", "done", "http://h/x", '{"state": "delivered", "attempts": 1}', None),
+            ("refused", "failed", "http://h/x", '{"state": "failed", "attempts": 1}', None),
+            ("plain", "done", None, None, None),
+            ("busy", "running", "http://h/x", None, 0.0),
+        ]
+        for job_id, state, callback, webhook, until in rows:
+            conn.execute(
+                "INSERT INTO jobs (id, state, filename, input, options, pages_total, created, callback,"
+                " webhook, owner, lease_until) VALUES (%s, %s, 'a.pdf', 'x', '{}', 1, 0, %s, %s, 'old', %s)",
+                (job_id, state, callback, webhook, until),
+            )
+    store = PostgresJobStore(pg_url, tmp_path / "data")
+    assert store.schema_version == migrations()[-1][0]
+    states = {j: (store.get(j).webhook_state, store.get(j).webhook_claims) for j, *_ in rows}
+    assert states == {
+        "sent": ("delivered", 0),
+        "refused": ("failed", 0),
+        "plain": (None, 0),
+        "busy": (None, 0),
+    }
+    assert store.get("sent").webhook == {"state": "delivered", "attempts": 1}
+    assert store.claim_callback(60) is None  # nothing recorded is sent again
+    assert store.claim().id == "busy" and store.finish("busy", "done", done=1)  # a replica of after
+    owed = store.claim_callback(60)
+    assert (owed.id, owed.webhook_state, owed.webhook_claims) == ("busy", "sending", 1)
+
+
 def test_fifo_positions_bound_and_replicas_see_each_other(pg_url: str, tmp_path: Path) -> None:
     a = open_store(pg_url, tmp_path / "data", max_queue=3)
     b = open_store(pg_url, tmp_path / "data", max_queue=3)
@@ -58,7 +94,7 @@ def test_fifo_positions_bound_and_replicas_see_each_other(pg_url: str, tmp_path:
     assert b.claim().id == j1.id and a.claim().id == j2.id  # never the same job twice
     assert a.get(j1.id).state == "running" and a.get(j3.id).position == 0
     assert a.get(j1.id).callback is None and a.get(j1.id).webhook is None
-    assert not b.webhook_done(j1.id, {"state": "delivered", "attempts": 1})  # no callback claimed
+    assert not b.webhook_done(j1.id, {"state": "delivered", "attempts": 1}, claim=0)  # none claimed
     assert a.get(j1.id).webhook is None
     b.delete(j3.id)
     assert a.get(j3.id) is None and not a.job_dir(j3.id).exists()

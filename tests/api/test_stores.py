@@ -80,5 +80,5 @@ def test_an_older_sqlite_database_gains_the_webhook_columns(tmp_path: Path) -> N
     old = store.get("old1")
     assert old.webhook is None and old.callback is None and old.webhook_state is None
     assert store.claim_callback(60) is None  # a job of before owes no callback
-    assert not store.webhook_done("old1", {"state": "failed", "attempts": 5})  # nor takes a record
+    assert not store.webhook_done("old1", {"state": "failed", "attempts": 5}, claim=0)  # nor takes a record
     assert store.get("old1").webhook is None

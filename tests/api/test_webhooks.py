@@ -6,6 +6,7 @@ or by another PostgreSQL replica)."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -93,6 +94,72 @@ def test_callback_hosts_default_to_none() -> None:
         webhooks.check_url("http://127.0.0.1:10/h", ["127.0.0.1:9"])  # another port of that host
     with pytest.raises(UsageError, match="http"):
         webhooks.check_url("file:///etc/passwd", ["localhost"])
+
+
+def test_an_ipv6_callback_host_is_listed_as_urls_write_it() -> None:
+    assert webhooks.check_url("http://[::1]:9/h", ["[::1]:9"]) == "http://[::1]:9/h"  # HOST:PORT
+    assert webhooks.check_url("http://[::1]:9/h", ["[::1]"]) == "http://[::1]:9/h"  # any port
+    assert webhooks.check_url("http://[::1]/h", ["::1"]) == "http://[::1]/h"  # as before
+    with pytest.raises(UsageError, match=r"\[::1\]:10 is not allowed"):
+        webhooks.check_url("http://[::1]:10/h", ["[::1]:9"])
+
+
+def test_a_callback_url_the_sender_could_not_send_is_refused() -> None:
+    allowed = ["127.0.0.1:9"]
+    for bad in ("http://127.0.0.1:9/h\x00", "http://127.0.0.1:9/\x7f", "http://127.0.0.1:99999/h"):
+        with pytest.raises(UsageError, match="callback_url"):  # a 400 at submit, not a 500
+            webhooks.check_url(bad, allowed + ["127.0.0.1:99999"])
+
+
+class Trickler:
+    """A receiver that answers every POST one header byte per ``gap`` seconds for ``seconds``:
+    each read of its sender is quick, the answer as a whole is not."""
+
+    def __init__(self, seconds: float = 6.0, gap: float = 0.2) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        self.seconds, self.gap, self.posts = seconds, gap, 0
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 204 No Content\r\nX-Slow: ")
+                for _ in range(int(self.seconds / self.gap)):
+                    time.sleep(self.gap)
+                    conn.sendall(b"a")
+                conn.sendall(b"\r\nContent-Length: 0\r\n\r\n")
+            except OSError:  # the sender gave up
+                pass
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.posts += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def __enter__(self) -> Trickler:
+        threading.Thread(target=self._serve, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
+def test_a_post_ends_within_its_timeout_when_the_receiver_trickles_its_answer() -> None:
+    with Trickler(seconds=6.0) as rx:
+        started = time.monotonic()
+        record = webhooks.deliver(rx.url, {"id": "j"}, SECRET, attempts=2, backoff=0.01, timeout=1.0)
+        took = time.monotonic() - started
+    # two POSTs of at most 1 s each (README: "a POST may take min(10 s, --lease-seconds)"), so the
+    # outbox's hold on the callback outlasts them; not the 12 s the trickled answers would take
+    assert took < 4.0, took
+    assert record is not None and (record["state"], record["attempts"], rx.posts) == ("failed", 2, 2)
+    assert record["error"] == "Timeout"
 
 
 @pytest.mark.server  # a local receiver on 127.0.0.1

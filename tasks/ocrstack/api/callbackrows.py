@@ -9,7 +9,9 @@ outbox of https://microservices.io/patterns/data/transactional-outbox.html):
   ``pending``, or ``sending`` whose hold ran out (its replica died mid-delivery), and holds it
   (``webhook_owner`` = the store's ``boot``, ``webhook_until``), renewing the hold before each attempt;
 * the outcome is written only while the sender still holds it (``webhook_done``): ``delivered`` or
-  ``failed`` with the delivery record in ``webhook``.
+  ``failed`` with the delivery record in ``webhook``. "Holds" means this claim: ``webhook_claims``
+  counts the claims and is the fencing token, so a sender whose hold ran out and was taken over
+  by another sender of the same replica (same ``webhook_owner``) learns it too.
 
 So a callback is delivered at least once per job end; a receiver sees it twice only when a replica
 died between the receiver's answer and the record (receivers dedupe on the body's ``id``).
@@ -45,6 +47,8 @@ SQLITE_INDEX = (
 SQLITE_RECOVER = "UPDATE jobs SET webhook_state='pending', webhook_owner=NULL WHERE webhook_state='sending'"
 _OWED = "webhook_state='pending' OR (webhook_state='sending' AND webhook_until < {now})"
 _PG_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+#: The callback of job ``id`` is held by this store's claim number ``webhook_claims``.
+_HELD = "id={p} AND webhook_owner={p} AND webhook_state='sending' AND webhook_claims={p}"
 
 
 class SqliteCallbacks:
@@ -70,23 +74,23 @@ class SqliteCallbacks:
             ).fetchone()
         return self.get(row["id"]) if row else None
 
-    def hold_callback(self, job_id: str, hold: float) -> bool:
-        """Renew this store's hold on the callback of ``job_id`` for ``hold`` s; False: not held."""
+    def hold_callback(self, job_id: str, hold: float, *, claim: int) -> bool:
+        """Renew the hold of this store's ``claim`` (the claimed job's ``webhook_claims``) on the
+        callback of ``job_id`` for ``hold`` s; False: not held (taken over, or the job is gone)."""
         with self._lock:
             cur = self._db.execute(
-                "UPDATE jobs SET webhook_until=? WHERE id=? AND webhook_owner=? AND webhook_state='sending'",
-                (time.time() + hold, job_id, self.boot),
+                f"UPDATE jobs SET webhook_until=? WHERE {_HELD.format(p='?')}",
+                (time.time() + hold, job_id, self.boot, claim),
             )
         return cur.rowcount > 0
 
-    def webhook_done(self, job_id: str, record: dict) -> bool:
-        """Record the outcome of a callback this store holds (``record["state"]``: ``delivered`` or
-        ``failed``; :func:`ocrstack.api.webhooks.deliver`); False when it no longer holds it."""
+    def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
+        """Record the outcome of a callback this store's ``claim`` holds (``record["state"]``:
+        ``delivered`` or ``failed``; :func:`ocrstack.api.webhooks.deliver`); False when not held."""
         with self._lock:
             cur = self._db.execute(
-                "UPDATE jobs SET webhook=?, webhook_state=?, webhook_until=NULL"
-                " WHERE id=? AND webhook_owner=? AND webhook_state='sending'",
-                (json.dumps(record), record["state"], job_id, self.boot),
+                f"UPDATE jobs SET webhook=?, webhook_state=?, webhook_until=NULL WHERE {_HELD.format(p='?')}",
+                (json.dumps(record), record["state"], job_id, self.boot, claim),
             )
         return cur.rowcount > 0
 
@@ -115,20 +119,19 @@ class PostgresCallbacks:
         )
         return self.get(row["id"]) if row else None
 
-    def hold_callback(self, job_id: str, hold: float) -> bool:
-        """Renew this store's hold on the callback of ``job_id`` for ``hold`` s; False: not held."""
+    def hold_callback(self, job_id: str, hold: float, *, claim: int) -> bool:
+        """Renew the hold of this store's ``claim`` on the callback of ``job_id``; False: not held."""
         row = self._one(
-            f"UPDATE jobs SET webhook_until={_PG_NOW} + %s"
-            " WHERE id=%s AND webhook_owner=%s AND webhook_state='sending' RETURNING id",
-            (hold, job_id, self.boot),
+            f"UPDATE jobs SET webhook_until={_PG_NOW} + %s WHERE {_HELD.format(p='%s')} RETURNING id",
+            (hold, job_id, self.boot, claim),
         )
         return row is not None
 
-    def webhook_done(self, job_id: str, record: dict) -> bool:
-        """Record the outcome of a callback this store holds; False when it no longer holds it."""
+    def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
+        """Record the outcome of a callback this store's ``claim`` holds; False when not held."""
         row = self._one(
-            "UPDATE jobs SET webhook=%s, webhook_state=%s, webhook_until=NULL"
-            " WHERE id=%s AND webhook_owner=%s AND webhook_state='sending' RETURNING id",
-            (json.dumps(record), record["state"], job_id, self.boot),
+            f"UPDATE jobs SET webhook=%s, webhook_state=%s, webhook_until=NULL WHERE {_HELD.format(p='%s')}"
+            " RETURNING id",
+            (json.dumps(record), record["state"], job_id, self.boot, claim),
         )
         return row is not None

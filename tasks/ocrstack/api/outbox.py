@@ -88,6 +88,9 @@ class Outbox:
             except StoreUnavailable as exc:
                 log.warning("callbacks not claimed: %s", exc.message)
                 job = None
+            except Exception:  # a sender that died here would leave every later callback owed
+                log.exception("callbacks not claimed")
+                job = None
             if job is None:
                 self._wake.wait(self.poll)
                 self._wake.clear()
@@ -96,15 +99,18 @@ class Outbox:
                 self.send(job)
             except StoreUnavailable as exc:  # the hold runs out; a sender claims it again
                 log.warning("callback of job %s not recorded: %s", job.id, exc.message)
+            except Exception:  # as above (disk full, a bug): the hold runs out, MAX_CLAIMS bounds it
+                log.exception("callback of job %s not recorded", job.id)
 
     def send(self, job: Any) -> dict | None:
         """Deliver the callback of ``job`` (claimed by this store) and record it.
 
         Returns:
             The delivery record (``webhooks.deliver``'s, plus ``claims``), or None when another
-            replica took the callback over meanwhile (it records its own).
+            sender (of any replica) took the callback over meanwhile (it records its own).
         """
-        if job.webhook_claims > MAX_CLAIMS:
+        claim = job.webhook_claims  # this sender's fencing token (callbackrows)
+        if claim > MAX_CLAIMS:
             record: dict | None = {
                 "state": "failed",
                 "attempts": 0,
@@ -119,14 +125,14 @@ class Outbox:
                 self.secret,
                 backoff=self.backoff,
                 timeout=self.timeout,
-                keep=lambda seconds: self.store.hold_callback(job.id, seconds + self.margin),
+                keep=lambda seconds: self.store.hold_callback(job.id, seconds + self.margin, claim=claim),
             )
         if record is None:
-            log.warning("job %s callback was taken over by another replica", job.id)
+            log.warning("job %s callback was taken over by another sender (or the job deleted)", job.id)
             return None
-        record["claims"] = job.webhook_claims
-        if not self.store.webhook_done(job.id, record):
-            log.warning("job %s callback was taken over by another replica; not recorded here", job.id)
+        record["claims"] = claim
+        if not self.store.webhook_done(job.id, record, claim=claim):
+            log.warning("job %s callback was taken over by another sender; not recorded here", job.id)
             return None
         if self.metrics is not None:
             self.metrics.callbacks.labels(record["state"]).inc()

@@ -86,11 +86,12 @@ class Store(Protocol):
     def claim_callback(self, hold: float) -> Job | None:
         """Hold the oldest owed callback for ``hold`` s (:mod:`ocrstack.api.callbackrows`); its job."""
 
-    def hold_callback(self, job_id: str, hold: float) -> bool:
-        """Renew the hold on a callback this store claimed; False when another took it over."""
+    def hold_callback(self, job_id: str, hold: float, *, claim: int) -> bool:
+        """Renew the hold of ``claim`` (the claimed job's ``webhook_claims``) on a callback; False
+        when another sender took it over."""
 
-    def webhook_done(self, job_id: str, record: dict) -> bool:
-        """Record the delivery of a callback this store holds; False when it no longer holds it."""
+    def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
+        """Record the delivery of a callback ``claim`` holds; False when it no longer holds it."""
 
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job; the state before, None when unknown."""

@@ -20,6 +20,7 @@ The contract (README "Webhooks"):
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -41,18 +42,27 @@ RETRY_STATUS = {408, 429}
 
 
 def check_url(url: str, allowed_hosts: Sequence[str]) -> str:
-    """The callback URL when its scheme is http(s) and its host (or host:port) is allowed.
+    """The callback URL when its scheme is http(s) and its host (or host:port) is allowed (an
+    IPv6 host listed as ``[::1]:PORT``, ``[::1]`` or ``::1``).
 
     Raises:
-        UsageError: another scheme, or a host the operator did not allow (none are by default).
+        UsageError: another scheme, a URL that cannot be sent (bad port, control characters), or
+            a host the operator did not allow (none are by default).
     """
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        port = parts.port  # ValueError: not a number, or out of range
+        httpx.URL(url)  # InvalidURL: one the sender could not send (control characters)
+        sendable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except (ValueError, httpx.InvalidURL):
+        sendable = False
+    if not sendable:
         raise UsageError("callback_url must be an http:// or https:// URL", "send e.g. https://host/hook")
     host = parts.hostname.lower()
-    hostport = f"{host}:{parts.port}" if parts.port else host
+    named = f"[{host}]" if ":" in host else host  # IPv6 as URLs write it; listed as ::1 too
+    hostport = f"{named}:{port}" if port else named
     allowed = {h.lower() for h in allowed_hosts}
-    if host not in allowed and hostport not in allowed:
+    if not {host, named, hostport} & allowed:
         raise UsageError(
             f"callback host {hostport} is not allowed by this service",
             "ask the operator to add it with --webhook-host"
@@ -102,30 +112,62 @@ def deliver(
     """POST ``body`` to ``url`` signed with ``secret``; retry as the module docstring says.
 
     Args:
-        timeout: seconds one POST may take (connect, send, answer).
+        timeout: seconds one POST may take in all (connect, send, answer; cut off after it, and
+            recorded as ``Timeout``).
         keep: called with the seconds the next wait and attempt may take, before each retry; False
-            stops the delivery (the outbox's hold on it was taken over by another replica).
+            stops the delivery (the outbox's hold on it was taken over by another sender).
 
     Returns:
         The delivery record kept in the job: ``{"state": "delivered"|"failed", "attempts": n,
         "status": last HTTP status or None, "error": why it failed or None, "at": unix seconds}``;
-        None when ``keep`` stopped it.
+        None when ``keep`` stopped it. A URL httpx cannot send is recorded ``failed`` at once.
+
+    Blocking, on an event loop of its own (call it from a thread, as the outbox's senders do).
     """
     data = json.dumps(body, sort_keys=True).encode()
+    return asyncio.run(_deliver(url, data, secret, attempts, backoff, timeout, keep))
+
+
+async def _post(client: httpx.AsyncClient, url: str, data: bytes, secret: str, timeout: float) -> int:
+    """One signed POST; its HTTP status. ``timeout`` bounds the whole exchange, not each read:
+    a receiver trickling its answer must not outlast the outbox's hold on the callback.
+
+    Raises:
+        httpx.HTTPError, httpx.InvalidURL, asyncio.TimeoutError: no answer (see :func:`deliver`).
+    """
+    ts = str(int(time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        "X-Ocrstack-Timestamp": ts,
+        "X-Ocrstack-Signature": signature(secret, ts, data),
+    }
+    response = await asyncio.wait_for(client.post(url, content=data, headers=headers), timeout)
+    return response.status_code
+
+
+async def _deliver(
+    url: str,
+    data: bytes,
+    secret: str,
+    attempts: int,
+    backoff: float,
+    timeout: float,
+    keep: Callable[[float], bool] | None,
+) -> dict | None:
+    """:func:`deliver` on its own event loop (``asyncio.wait_for`` cuts a POST off at ``timeout``)."""
     status: int | None = None
     error: str | None = None
     n = 0
-    with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False) as client:
         for n in range(1, attempts + 1):
-            ts = str(int(time.time()))
-            headers = {
-                "Content-Type": "application/json",
-                "X-Ocrstack-Timestamp": ts,
-                "X-Ocrstack-Signature": signature(secret, ts, data),
-            }
             try:
-                status = client.post(url, content=data, headers=headers).status_code
+                status = await _post(client, url, data, secret, timeout)
                 error = None if 200 <= status < 300 else f"HTTP {status}"
+            except asyncio.TimeoutError:
+                status, error = None, "Timeout"
+            except httpx.InvalidURL:  # stored before check_url refused such URLs: no retry helps
+                status, error = None, "InvalidURL"
+                break
             except httpx.HTTPError as exc:
                 status, error = None, type(exc).__name__
             if error is None:
@@ -142,5 +184,5 @@ def deliver(
                 wait = backoff * 2 ** (n - 1)
                 if keep is not None and not keep(wait + timeout):
                     return None
-                time.sleep(wait)
+                await asyncio.sleep(wait)
     return {"state": "failed", "attempts": n, "status": status, "error": error, "at": time.time()}

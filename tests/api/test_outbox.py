@@ -1,0 +1,90 @@
+"""The callback senders (``ocrstack.api.outbox``) on a SQLite store with a local receiver: a
+callback that cannot be sent, or a store error while recording one, costs that callback an
+attempt, never the sender thread (which would leave every later callback of the replica owed);
+a sender whose hold was taken over stops at its next retry."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from api.test_callbackrows import add
+from api.test_webhooks import SECRET, Receiver
+from ocrstack.api.outbox import Outbox
+from ocrstack.api.store import JobStore
+from support.wait import wait_until
+
+
+def ended(store: JobStore, callback: str) -> str:
+    """A job that ended ``done`` owing its callback to ``callback``."""
+    job_id = add(store, callback)
+    assert store.claim() is not None and store.finish(job_id, "done", done=1)
+    return job_id
+
+
+def recorded(store: JobStore, job_id: str) -> dict | None:
+    return store.get(job_id).webhook
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
+def test_a_callback_that_cannot_be_sent_fails_and_the_next_is_delivered(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "data")
+    with Receiver() as rx:
+        bad = ended(store, "http://127.0.0.1:9/h\x00")  # stored before the URL check refused these
+        good = ended(store, rx.url)
+        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05)
+        outbox.start()
+        try:
+            wait_until(lambda: recorded(store, good), "the second callback recorded", timeout=15)
+        finally:
+            outbox.stop()
+    assert recorded(store, good)["state"] == "delivered"
+    assert (recorded(store, bad)["state"], recorded(store, bad)["attempts"]) == ("failed", 1)
+    assert [json.loads(body)["id"] for _, body in rx.requests] == [good]
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
+def test_a_sender_outlives_a_store_error_while_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = JobStore(tmp_path / "data")
+    store.lease = 0.5  # holds of 1 s: the callback whose record failed is claimed again soon
+    record = store.webhook_done
+    failures = [sqlite3.OperationalError("database or disk is full")]
+
+    def webhook_done(job_id: str, rec: dict, **kw: object) -> bool:
+        if failures:
+            raise failures.pop()
+        return record(job_id, rec, **kw)
+
+    monkeypatch.setattr(store, "webhook_done", webhook_done)
+    with Receiver() as rx:
+        job = ended(store, rx.url)
+        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05)
+        outbox.start()
+        try:
+            final = wait_until(lambda: recorded(store, job), "the callback recorded", timeout=15)
+        finally:
+            outbox.stop()
+    assert (final["state"], final["claims"]) == ("delivered", 2)  # sent again: at least once
+    assert len(rx.requests) == 2
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
+def test_a_sender_whose_hold_a_sibling_took_over_stops_at_its_next_retry(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "data")
+    with Receiver((503,)) as rx:
+        job = ended(store, rx.url)
+        outbox = Outbox(store, SECRET, backoff=0.01)
+        first = store.claim_callback(60)
+        with sqlite3.connect(tmp_path / "data" / "jobs.sqlite3") as db:  # its hold ran out mid-POST
+            db.execute("UPDATE jobs SET webhook_until = webhook_until - 3600 WHERE id=?", (job,))
+        second = store.claim_callback(60)  # the replica's other sender thread takes it over
+        assert (first.webhook_claims, second.webhook_claims) == (1, 2)
+        assert outbox.send(first) is None  # its 503 answered, it learns it lost the hold: no retry
+        assert outbox.send(second)["state"] == "delivered"
+    assert recorded(store, job)["claims"] == 2
+    assert len(rx.requests) == 2  # the 503 and the delivery, not a third POST from the first sender
