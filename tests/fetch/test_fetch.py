@@ -6,7 +6,6 @@
 Tarballs and model directories are built by the tests.
 """
 
-# ruff: noqa: E501 -- fixtures and expectations kept on one line
 from __future__ import annotations
 
 import hashlib

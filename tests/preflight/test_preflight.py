@@ -1,6 +1,5 @@
 """Tests for ocrstack.preflight, fed with recorded nvidia-smi outputs (tests/data/nvidia_smi/)."""
 
-# ruff: noqa: E501 -- recorded command lines and expectations kept on one line
 from __future__ import annotations
 
 import json

@@ -1,6 +1,5 @@
 """Fixtures for the verify tests: a scriptable OpenAI-compatible + /metrics server on 127.0.0.1 (thread)."""
 
-# ruff: noqa: E501 -- expectations and sample texts kept on one line
 from __future__ import annotations
 
 import json

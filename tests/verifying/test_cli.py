@@ -1,7 +1,5 @@
 """``ocrstack verify`` through the CLI entry point: exit codes and what the user is told."""
 
-# ruff: noqa: E501 -- expectations and sample texts kept on one line
-
 from __future__ import annotations
 
 import pytest

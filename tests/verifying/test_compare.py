@@ -1,6 +1,5 @@
 """guide 7 comparison rules on hand-made backend results (the live runs are in test_two_backend.py)."""
 
-# ruff: noqa: E501 -- expectations and sample texts kept on one line
 from __future__ import annotations
 
 from ocrstack.core.results import Check, Report, Status

@@ -1,6 +1,5 @@
 """The OpenAI side of the comparison and the DSpark section against a local HTTP server (thread)."""
 
-# ruff: noqa: E501 -- expectations and sample texts kept on one line
 from __future__ import annotations
 
 import json
