@@ -35,14 +35,15 @@ def test_a_callback_that_cannot_be_sent_fails_and_the_next_is_delivered(tmp_path
     with Receiver() as rx:
         bad = ended(store, "http://127.0.0.1:9/h\x00")  # stored before the URL check refused these
         good = ended(store, rx.url)
-        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05)
+        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05, hosts=(rx.host, "127.0.0.1:9"))
         outbox.start()
         try:
             wait_until(lambda: recorded(store, good), "the second callback recorded", timeout=15)
         finally:
             outbox.stop()
     assert recorded(store, good)["state"] == "delivered"
-    assert (recorded(store, bad)["state"], recorded(store, bad)["attempts"]) == ("failed", 1)
+    assert (recorded(store, bad)["state"], recorded(store, bad)["attempts"]) == ("failed", 0)
+    assert "must be an http" in recorded(store, bad)["error"]
     assert [json.loads(body)["id"] for _, body in rx.requests] == [good]
 
 
@@ -63,7 +64,7 @@ def test_a_sender_outlives_a_store_error_while_recording(
     monkeypatch.setattr(store, "webhook_done", webhook_done)
     with Receiver() as rx:
         job = ended(store, rx.url)
-        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05)
+        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05, hosts=(rx.host,))
         outbox.start()
         try:
             final = wait_until(lambda: recorded(store, job), "the callback recorded", timeout=15)
@@ -78,7 +79,7 @@ def test_a_sender_whose_hold_a_sibling_took_over_stops_at_its_next_retry(tmp_pat
     store = JobStore(tmp_path / "data")
     with Receiver((503,)) as rx:
         job = ended(store, rx.url)
-        outbox = Outbox(store, SECRET, backoff=0.01)
+        outbox = Outbox(store, SECRET, backoff=0.01, hosts=(rx.host,))
         first = store.claim_callback(60)
         with sqlite3.connect(tmp_path / "data" / "jobs.sqlite3") as db:  # its hold ran out mid-POST
             db.execute("UPDATE jobs SET webhook_until = webhook_until - 3600 WHERE id=?", (job,))
@@ -88,3 +89,15 @@ def test_a_sender_whose_hold_a_sibling_took_over_stops_at_its_next_retry(tmp_pat
         assert outbox.send(second)["state"] == "delivered"
     assert recorded(store, job)["claims"] == 2
     assert len(rx.requests) == 2  # the 503 and the delivery, not a third POST from the first sender
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
+def test_a_host_the_operator_removed_gets_no_owed_callback(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "data")
+    with Receiver() as rx:
+        job = ended(store, rx.url)  # accepted while rx.host was allowed
+        outbox = Outbox(store, SECRET, backoff=0.01, hosts=("hooks.example",))  # restarted without it
+        record = outbox.send(store.claim_callback(60))
+    assert record is not None and (record["state"], record["attempts"]) == ("failed", 0)
+    assert "not allowed" in record["error"] and recorded(store, job)["state"] == "failed"
+    assert rx.requests == []  # no request to a host this replica does not allow

@@ -162,6 +162,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
         threads=config.workers,
         executor=_executor_factory(config.ray, config.ray_pool_ttl),
         webhook_secret=config.webhook_secret,
+        webhook_hosts=config.webhook_hosts,
         nice=None if config.ray else config.parse_nice,  # with --ray the pages run on Ray's workers
     )
     app = FastAPI(

@@ -7,6 +7,9 @@ hold before each retry, and records the outcome in the job. A worker that finish
 otherwise they look every :data:`POLL` seconds, which is how a callback left by a killed replica
 is picked up by another.
 
+A sender posts only to a host this replica allows (``--webhook-host``, checked again at sending:
+an operator who removes a host stops the callbacks already owed to it; they are recorded failed).
+
 The hold on a callback lasts the next attempt (its wait and its ``timeout``) plus ``margin``: the
 store's lease (``--lease-seconds``) or :data:`MARGIN`; a POST may take ``min(10 s, margin)``.
 """
@@ -16,11 +19,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ocrstack.api import webhooks
 from ocrstack.api.store import StoreUnavailable
 from ocrstack.api.stores import Store
+from ocrstack.core.errors import UsageError
 
 log = logging.getLogger("ocrstack.api")
 #: Sender threads per replica (callbacks delivered at once).
@@ -40,6 +45,7 @@ class Outbox:
     """:data:`SENDERS` daemon threads delivering the owed callbacks of ``store`` signed with ``secret``.
 
     Args:
+        hosts: the hosts this replica may post to (``--webhook-host``; :func:`webhooks.check_url`).
         metrics: counts recorded outcomes (``ocrstack_callbacks_total``), or None.
         backoff: first wait between attempts, in seconds (doubling).
         poll: seconds between looks for owed callbacks.
@@ -51,11 +57,12 @@ class Outbox:
         secret: str,
         metrics: Any | None = None,
         *,
+        hosts: Sequence[str],
         senders: int = SENDERS,
         backoff: float = 0.5,
         poll: float = POLL,
     ) -> None:
-        self.store, self.secret, self.metrics = store, secret, metrics
+        self.store, self.secret, self.metrics, self.hosts = store, secret, metrics, tuple(hosts)
         self.senders, self.backoff, self.poll = senders, backoff, poll
         self.margin = store.lease or MARGIN
         self.timeout = min(TIMEOUT, self.margin)
@@ -110,12 +117,19 @@ class Outbox:
             sender (of any replica) took the callback over meanwhile (it records its own).
         """
         claim = job.webhook_claims  # this sender's fencing token (callbackrows)
+        refused = None
+        try:
+            webhooks.check_url(job.callback, self.hosts)
+        except UsageError as exc:
+            refused = f"{exc.message} (checked again at sending)"
         if claim > MAX_CLAIMS:
+            refused = f"given up after {MAX_CLAIMS} senders stopped mid-delivery"
+        if refused is not None:
             record: dict | None = {
                 "state": "failed",
                 "attempts": 0,
                 "status": None,
-                "error": f"given up after {MAX_CLAIMS} senders stopped mid-delivery",
+                "error": refused,
                 "at": time.time(),
             }
         else:

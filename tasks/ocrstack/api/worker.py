@@ -49,6 +49,7 @@ class Worker:
         base: the service's default options (``ocrstack api serve`` flags, incl. the recognizer API key).
         executor: makes each job's page executor (``--ray``); None computes pages here.
         webhook_secret: signs the callbacks of jobs that name one (``--webhook-secret``).
+        webhook_hosts: the hosts callbacks may go to (``--webhook-host``; checked again at sending).
         nice: parse each thread's jobs in a child process at this CPU priority increment
             (:mod:`ocrstack.api.parseproc`; 0-19); None parses them in this process.
     """
@@ -62,11 +63,12 @@ class Worker:
         executor: Callable[[], Any] | None = None,
         webhook_secret: str | None = None,
         nice: int | None = None,
+        webhook_hosts: tuple[str, ...] = (),
     ) -> None:
         self.store = store
         #: Sends the callbacks owed in the store (:mod:`ocrstack.api.outbox`); None without a
         #: ``webhook_secret`` to sign them (they stay owed for a replica that has one).
-        self.outbox = Outbox(store, webhook_secret, metrics) if webhook_secret else None
+        self.outbox = Outbox(store, webhook_secret, metrics, hosts=webhook_hosts) if webhook_secret else None
         #: Makes the page executor of a job (``api serve --ray``); None: pages run in this process.
         self.executor = executor
         self.metrics = metrics
