@@ -98,3 +98,52 @@ def test_painted_axis_aligned_segments_in_page_pixels(tmp_path: Path) -> None:
     # the unpainted rectangle (30..80 pt) and the diagonal are not rules
     assert not any(x0 == 30 for x0, *_ in segs)
     assert len(ruling_segments(pdf, 0, 1.0)) == 4 + 4 + 4  # thin rule: 2 long + 2 short sides
+
+
+def _grid_pdf(path: Path) -> None:
+    """A 300 x 200 pt page ruled as a 2 x 2 grid: four stroked 50 x 20 pt rectangles from
+    (100, 100) (PDF coordinates: pixels y 60..100 at 1 px a point)."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    doc = pdfium.PdfDocument.new()
+    page = doc.new_page(300, 200)
+    for x in (100, 150):
+        for y in (100, 120):
+            rect = raw.FPDFPageObj_CreateNewRect(x, y, 50, 20)
+            raw.FPDFPath_SetDrawMode(rect, raw.FPDF_FILLMODE_NONE, True)
+            raw.FPDFPage_InsertObject(page.raw, rect)
+    assert raw.FPDFPage_GenerateContent(page.raw)
+    page.close()
+    with open(path, "wb") as fh:
+        doc.save(fh)
+    doc.close()
+
+
+def test_the_table_finder_gets_pdfiums_rules_without_opening_the_pdf_with_pdfminer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pdfplumber's finder reads only the explicit edges: no pdfminer document is opened (it
+    parsed the whole file once per table block), and the grid's four cells are found."""
+    pdfplumber = pytest.importorskip("pdfplumber")
+    from ocrstack.parsing.tables import born_digital
+    from ocrstack.parsing.tables.rules import page_rules
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pdfplumber.open called")
+
+    monkeypatch.setattr(pdfplumber, "open", refuse)
+    monkeypatch.setattr(pdfplumber.PDF, "__init__", refuse)
+    pdf = tmp_path / "grid.pdf"
+    _grid_pdf(pdf)
+    found = page_rules(pdf, 0, 2.0)
+    assert (found.width_pt, found.height_pt) == (300, 200)
+    _, rules_h, cells = born_digital._plumber(pdf, 0, (190.0, 110.0, 410.0, 210.0), 2.0, None)
+    assert sorted({round(r[0]) for r in rules_h}) == [120, 160, 200]
+    assert sorted((round(c[0]), round(c[1]), round(c[2]), round(c[3])) for c in cells) == [
+        (200, 120, 300, 160),
+        (200, 160, 300, 200),
+        (300, 120, 400, 160),
+        (300, 160, 400, 200),
+    ]
+    assert born_digital.has_ruled_grid((190.0, 110.0, 410.0, 210.0), pdf, 0, 2.0)
