@@ -59,16 +59,24 @@ def ink_rows(gray: np.ndarray, bbox: BBox) -> list[tuple[int, int]]:
     return [(y0 + a, y0 + b) for a, b in runs if b - a >= 3]
 
 
-def ink_line_height(gray: np.ndarray, bbox: BBox) -> float | None:
-    """Median height (pixels) of the text rows inked inside ``bbox`` (:func:`ink_rows`), or None."""
-    runs = ink_rows(gray, bbox)
-    return float(median(b - a for a, b in runs)) if runs else None
+def _rows_in(grey: Image.Image, bbox: BBox) -> list[tuple[int, int]]:
+    """:func:`ink_rows` of ``bbox`` on the grey page ``grey`` (mode ``L``), measured on its crop:
+    the same rows as on the whole page's array, without copying the page."""
+    w, h = grey.size
+    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
+    x1, y1 = min(w, int(math.ceil(bbox[2]))), min(h, int(math.ceil(bbox[3])))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return []
+    crop = np.asarray(grey.crop((x0, y0, x1, y1)))
+    return [(y0 + a, y0 + b) for a, b in ink_rows(crop, (0, 0, x1 - x0, y1 - y0))]
 
 
-def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: int) -> list[Block]:
+def promote_title_headers(blocks: list[Block], grey: Image.Image, page_index: int) -> list[Block]:
     """Turn ``header`` blocks that are really the document title back into content, in place;
     returns the blocks changed. Works before any recognizer ran: heights are measured on the
-    page image (:func:`ink_line_height`), not on recognised lines.
+    page image in grey (``grey``: mode ``L``, as :func:`ocrstack.parsing.ink.grey` gives it; an
+    image of another mode is converted), block by block (:func:`ink_rows`), not on recognised
+    lines.
 
     rapid-layout labels the masthead of en_twocol_ltnews24 ("LaTeX News" / "Issue 24,
     February 2016") ``header``, and assembly drops headers (a cropping recognizer was never even
@@ -82,21 +90,23 @@ def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: i
     """
     if page_index != 0 or not any(b.category is Category.HEADER for b in blocks):
         return []
-    gray = np.asarray(image.convert("L"))
+    if grey.mode != "L":
+        grey = grey.convert("L")
     text = [b for b in blocks if b.category in (Category.TEXT, Category.LIST)]
     if not text:  # en_multicol_pari_refcard: rapid-layout boxes the whole body as one table
         text = [b for b in blocks if b.category in (Category.TABLE, Category.REFERENCE, Category.FOOTNOTE)]
-    body = [z - a for b in text for a, z in ink_rows(gray, b.bbox)]
+    body = [z - a for b in text for a, z in _rows_in(grey, b.bbox)]
     if not body:
         return []
     lh = float(median(body))
     high = (
         b
         for b in sorted(blocks, key=lambda x: x.bbox[1])
-        if b.category is Category.HEADER and b.bbox[1] <= TITLE_TOP_SHARE * image.height
+        if b.category is Category.HEADER and b.bbox[1] <= TITLE_TOP_SHARE * grey.height
     )
-    measured = ((b, ink_line_height(gray, b.bbox)) for b in high)
-    return promote_headers(((b, h) for b, h in measured if h is not None), lh, TITLE_INK_RATIO)
+    measured = ((b, _rows_in(grey, b.bbox)) for b in high)
+    heights = ((b, float(median(z - a for a, z in runs))) for b, runs in measured if runs)
+    return promote_headers(heights, lh, TITLE_INK_RATIO)
 
 
 def promote_headers(candidates: Iterable[tuple[Block, float]], lh: float, ratio: float) -> list[Block]:
