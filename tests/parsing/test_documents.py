@@ -261,6 +261,36 @@ def test_pdf_pages_render_at_dpi_with_range_and_limit(tmp_path: Path) -> None:
         list(iter_pages(pdf, pages="4"))
 
 
+def test_a_thumbnailer_gets_each_rendered_pages_pixels_and_its_result_stays_with_that_image(
+    tmp_path: Path,
+) -> None:
+    """The thumbnailer sees the render buffer (height, width, RGB + an unused byte) of each PDF
+    page: what it returns is the page's thumbnail, for that image only (a page whose image was
+    replaced, e.g. turned, has none); raster inputs get none."""
+    import dataclasses
+
+    # a black 36 x 36 pt square at the top left of a 72 x 144 pt page
+    pdf = write(tmp_path / "doc.pdf", make_pdf([{"size": (72, 144), "content": b"0 g 0 108 36 36 re f"}] * 2))
+    seen = []
+
+    def thumb(px: np.ndarray) -> np.ndarray:
+        seen.append((px.shape, px.dtype))
+        return px[::2, ::2, :3].copy()  # every other pixel, RGB
+
+    pages = list(iter_pages(pdf, dpi=72, thumbnailer=thumb))
+    assert seen == [((144, 72, 4), np.uint8)] * 2
+    small = pages[0].thumbnail_for()
+    assert small.shape == (72, 36, 3)
+    assert small[:18, :18].max() == 0 and small[18:, :].min() == 255 and small[:, 18:].min() == 255
+    assert np.array_equal(small, np.asarray(pages[0].image)[::2, ::2])
+    turned = dataclasses.replace(pages[0], image=pages[0].image.rotate(90, expand=True))
+    assert turned.thumbnail_for() is None and pages[1].thumbnail_for() is not None
+    assert next(iter_pages(pdf, dpi=72)).thumbnail_for() is None
+    png = tmp_path / "page.png"
+    Image.new("RGB", (20, 10), "white").save(png)
+    assert next(iter_pages(png, thumbnailer=thumb)).thumbnail_for() is None and len(seen) == 2
+
+
 def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pdf = write(tmp_path / "long.pdf", make_pdf([{"size": (72, 72)}] * 20))
     calls: list[int] = []

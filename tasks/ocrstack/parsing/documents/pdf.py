@@ -9,16 +9,20 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from ocrstack.core.errors import InputError
 from ocrstack.parsing.documents.ranges import parse_page_range
-from ocrstack.parsing.types import PageImage
+from ocrstack.parsing.types import PageImage, Thumbnail
+
+#: A layout provider's thumbnailer (:meth:`ocrstack.parsing.engines.LayoutProvider.thumbnailer`).
+Thumbnailer = Callable[[Any], Any]
 
 PDF_REOPEN_EVERY = 10
 """Pages rendered per opening of a PDF; see :func:`_iter_pdf` for the measurement behind it."""
@@ -109,9 +113,17 @@ def count(path: Path, password: str | None) -> int:
 
 
 def iter_pdf(
-    path: Path, spec: str | None, dpi: int, password: str | None, max_pixels: int, limit: int | None, sha: str
+    path: Path,
+    spec: str | None,
+    dpi: int,
+    password: str | None,
+    max_pixels: int,
+    limit: int | None,
+    sha: str,
+    thumbnailer: Thumbnailer | None = None,
 ) -> Iterator[PageImage]:
-    """Render the selected pages, reopening the document every :data:`PDF_REOPEN_EVERY` pages.
+    """Render the selected pages, reopening the document every :data:`PDF_REOPEN_EVERY` pages;
+    ``thumbnailer`` (see :func:`ocrstack.parsing.documents.iter_pages`) makes each page's thumbnail.
 
     PDFium keeps per-document caches (parsed fonts, images, page resources) until the document
     is closed. Measured here (300-page PDF made by importing the two pages of the corpus'
@@ -135,7 +147,7 @@ def iter_pdf(
         if formtype in (pdfium_c.FORMTYPE_XFA_FULL, pdfium_c.FORMTYPE_XFA_FOREGROUND):
             notes = ("XFA form: rendered its AcroForm/page content (PDFium here has no XFA engine)",)
         for index in selected[:PDF_REOPEN_EVERY]:
-            yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes)
+            yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes, thumbnailer)
     for start in range(PDF_REOPEN_EVERY, len(selected), PDF_REOPEN_EVERY):
         if _stamp(path) != stamp:
             raise InputError(
@@ -143,7 +155,7 @@ def iter_pdf(
             )
         with _open_pdf(path, password) as doc:
             for index in selected[start : start + PDF_REOPEN_EVERY]:
-                yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes)
+                yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes, thumbnailer)
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -160,8 +172,10 @@ def _render_pdf_page(
     max_pixels: int,
     sha: str,
     doc_notes: tuple[str, ...],
+    thumbnailer: Thumbnailer | None = None,
 ) -> PageImage:
     notes = list(doc_notes)
+    thumb = None
     fix = "check the file; re-export the PDF, or skip the page with --pages"
     with PDFIUM_LOCK:
         try:
@@ -187,6 +201,8 @@ def _render_pdf_page(
                 prefer_bgrx=True,
             )
             try:
+                if thumbnailer is not None and bitmap.mode == "RGBX":
+                    thumb = thumbnailer(bitmap.to_numpy())
                 image = bitmap.to_pil().convert("RGB")
             finally:
                 bitmap.close()
@@ -204,5 +220,11 @@ def _render_pdf_page(
             f"budget {max_pixels}"
         )
     return PageImage(
-        source=str(path), index=index, image=image, dpi=effective_dpi, source_sha256=sha, notes=tuple(notes)
+        source=str(path),
+        index=index,
+        image=image,
+        dpi=effective_dpi,
+        source_sha256=sha,
+        notes=tuple(notes),
+        thumbnail=Thumbnail(id(image), thumb) if thumb is not None else None,
     )

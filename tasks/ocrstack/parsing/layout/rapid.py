@@ -179,6 +179,17 @@ class RapidLayoutProvider(LayoutProvider):
         """Load the model now (:meth:`~ocrstack.parsing.engines.Engine.load`)."""
         _ = self._engine  # the property loads it
 
+    def thumbnailer(self) -> Any:
+        """Once the model is loaded (so OpenCV is imported): OpenCV's bilinear resize of the
+        render buffer to the model's input size, the RGB channels of what :meth:`detect` would
+        make of the page image (equal to the bit on every dev-corpus page); None before."""
+        if self._loaded is None:
+            return None
+        import cv2
+
+        rh, rw = self._input_size
+        return lambda pixels: cv2.resize(pixels, (rw, rh))
+
     def model_info(self) -> dict[str, str]:
         """The ONNX file used and its runtime as run (for blocks.json); ``not loaded`` when no
         page of the run needed the model (every page plain text read from its layer)."""
@@ -194,13 +205,18 @@ class RapidLayoutProvider(LayoutProvider):
         # OpenVINO's one stream runs one page at a time: the lock keeps a second page from
         # holding its copies of the page (11 MB) while it waits
         with self._serial or contextlib.nullcontext():
-            rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
             # rapid-layout resizes to its input size first thing (PPPreProcess.resize, cv2
             # bilinear); doing that here, before the channel swap, swaps 0.5 Mpx instead of the
-            # whole page (CPU -11 % a page; boxes equal to 1e-4 px on 6 corpus pages)
+            # whole page (CPU -11 % a page; boxes equal to 1e-4 px on 6 corpus pages), and on
+            # the renderer's buffer (the thumbnail) when the page has one: the same pixels
+            # without an array copy of the whole page
             rh, rw = self._input_size
-            bgr = np.ascontiguousarray(cv2.resize(rgb, (rw, rh))[:, :, ::-1])
-            del rgb
+            small = page.thumbnail_for()
+            if small is None or small.shape[:2] != (rh, rw):
+                rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
+                small = cv2.resize(rgb, (rw, rh))
+                del rgb
+            bgr = np.ascontiguousarray(small[:, :, 2::-1])
             out = engine(bgr)
         w, h = page.size
         sx, sy = w / rw, h / rh
