@@ -19,8 +19,10 @@ and whether it is part of :attr:`~Stage.recognition` (scale-out runs those where
 is, the others where the layout model is: :mod:`ocrstack.scaleout.workers`).
 :meth:`Parser.parse_page` runs every stage and records its seconds (with ``total``; the pipeline
 adds ``render``). On a PDF page with ``--text-layer auto|on`` and an in-process layout model, the
-layout runs on a second thread once the layer is read, beside the OCR sample; ``layout`` then
-records the wait. A plain-text page with a sound layer takes its blocks from the layer, no model
+layout runs on a second thread, beside the reading of the layer's characters when the page's
+objects already call for it (:func:`~ocrstack.parsing.textlayer.plain.objects_reason`: an image, a
+form, a drawing, a table's rules), else once the layer is read, beside the OCR sample; ``layout``
+then records the wait. A plain-text page with a sound layer takes its blocks from the layer, no model
 (issue 21; :mod:`ocrstack.parsing.textlayer.plain`, where the provider allows it).
 
 Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
@@ -50,6 +52,7 @@ from ocrstack.parsing.page_state import PageState
 from ocrstack.parsing.reading_order import order_blocks
 from ocrstack.parsing.textlayer import pictures, plain
 from ocrstack.parsing.textlayer import stage as textlayer
+from ocrstack.parsing.textlayer.extract import PageText
 from ocrstack.parsing.types import Category, PageImage
 
 #: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
@@ -180,14 +183,23 @@ class TextLayer(Stage):
         grey = ink.grey(s.page.image)  # once per page: ink, blank, vouching, the title rule
         s.grey = (s.page, grey)
         inked = ink.has_ink(grey)
-        layer, verdict = textlayer.read_page(s.page, mode, parser.options.password)
+        dpi = s.page.dpi or 72.0
+        from_layer = parser.layout.plain_pages_from_layer
+
+        def objects_read(pt: PageText) -> None:
+            # the page's objects already call for the layout (a figure, a table's rules): start it
+            # beside the reading of the characters
+            if inked and (not from_layer or plain.objects_reason(pt, dpi) is not None):
+                parser.start_layout(s)
+
+        layer, verdict = textlayer.read_page(s.page, mode, parser.options.password, objects_read)
         s.plain = bool(
             layer is not None
             and verdict.sound
-            and parser.layout.plain_pages_from_layer
-            and plain.plain_reason(layer, verdict, s.page.dpi or 72.0) is None
+            and from_layer
+            and plain.plain_reason(layer, verdict, dpi) is None
         )
-        if not s.plain and inked:
+        if not s.plain and inked and s.early is None:
             parser.start_layout(s)
         if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
             memo = parser.checked_fonts

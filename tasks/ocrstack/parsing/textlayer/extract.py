@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -127,11 +128,20 @@ def _union(a: BBox, b: BBox) -> BBox:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
-def page_text(path: Path | str, index: int, size: tuple[int, int], password: str | None = None) -> PageText:
+def page_text(
+    path: Path | str,
+    index: int,
+    size: tuple[int, int],
+    password: str | None = None,
+    objects_read: Callable[[PageText], None] | None = None,
+) -> PageText:
     """Extract the text layer of page ``index`` (0-based) of the PDF at ``path``.
 
     ``size``: (width, height) in pixels of the rendered page image (``PageImage.size``); the
     boxes are scaled to it, so a page downscaled for the pixel budget still lines up.
+    ``objects_read``: called with the page's :class:`PageText` once its image, path and form
+    objects are in and before its characters are read (most of the time: thousands of
+    characters a page), e.g. to start work those objects already call for.
 
     Raises:
         pypdfium2.PdfiumError: the file or page cannot be loaded (the caller, which rendered
@@ -147,7 +157,7 @@ def page_text(path: Path | str, index: int, size: tuple[int, int], password: str
         try:
             page = doc[index]
             try:
-                return _read_page(raw, page, size)
+                return _read_page(raw, page, size, objects_read)
             finally:
                 page.close()
         finally:
@@ -167,7 +177,7 @@ def _font_name(raw, obj) -> str:  # pdfium handles
     return buf.value.decode("utf-8", "replace")
 
 
-def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objects
+def _read_page(raw, page, size: tuple[int, int], objects_read=None) -> PageText:  # pypdfium2 objects
     box = page_to_pixels(raw, page.raw, size).box
     out = PageText(size=size, rotation=page.get_rotation())
     z_of: dict[int, int] = {}
@@ -186,6 +196,8 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objec
                     out.images.append((bounds, k))
                 else:
                     out.paths.append(bounds)
+    if objects_read is not None:
+        objects_read(out)
     textpage = page.get_textpage()
     try:
         _read_chars(raw, textpage.raw, box, z_of, out)

@@ -26,7 +26,7 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -71,8 +71,14 @@ BIG_TABLE = 0.5
 IMAGE_COVER = 0.3
 
 
-def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[PageText | None, Verdict]:
-    """Extract and judge the text layer of ``page``; ``mode`` is ``auto``, ``on`` or ``off``.
+def read_page(
+    page: PageImage,
+    mode: str,
+    password: str | None = None,
+    objects_read: Callable[[PageText], None] | None = None,
+) -> tuple[PageText | None, Verdict]:
+    """Extract and judge the text layer of ``page``; ``mode`` is ``auto``, ``on`` or ``off``;
+    ``objects_read`` as :func:`~.extract.page_text` (not called when no layer is read).
 
     ``on`` accepts an invisible OCR layer over a scan and uses a layer whatever the
     character checks say (the reasons are kept, prefixed "used anyway"), as long as it has
@@ -84,7 +90,7 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
     if page.dpi is None:
         return None, Verdict(False, ["raster input: no text layer"])
     try:
-        pt = page_text(page.source, page.index, page.size, password)
+        pt = page_text(page.source, page.index, page.size, password, objects_read)
     except Exception as exc:  # PDFium rendered the page: its text is optional
         return None, Verdict(False, [f"text layer unreadable ({type(exc).__name__}: {exc})"])
     verdict = judge(pt, accept_ocr_layer=mode == TextLayerMode.ON)
