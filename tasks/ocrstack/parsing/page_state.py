@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ocrstack.parsing import outputs
 from ocrstack.parsing.page_result import PageResult
 from ocrstack.parsing.textlayer.extract import PageText
 from ocrstack.parsing.textlayer.soundness import Verdict
 from ocrstack.parsing.types import Block, PageImage
-
-if TYPE_CHECKING:
-    from PIL import Image
 
 __all__ = ["PageState"]
 
@@ -38,8 +34,6 @@ class PageState:
         blank: set by ``textlayer``: no usable text layer and no ink on the page
             (:mod:`ocrstack.parsing.ink`); ``orient``, ``layout`` and ``recognise`` then do nothing.
         plain: plain text with a sound layer, blocks from the layer (:mod:`ocrstack.parsing.textlayer.plain`).
-        grey: (page, the page's image in grey, :func:`ocrstack.parsing.ink.grey`) made by
-            ``textlayer``; later stages use it while ``page`` is still that page (not turned).
     """
 
     page: PageImage
@@ -53,4 +47,3 @@ class PageState:
     early: tuple[PageImage, Future] | None = None
     blank: bool = False
     plain: bool = False
-    grey: tuple[PageImage, Image.Image] | None = None

@@ -180,8 +180,7 @@ class TextLayer(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         mode = parser.options.text_layer
-        grey = ink.grey(s.page.image)  # once per page: ink, blank, vouching, the title rule
-        s.grey = (s.page, grey)
+        grey = ink.grey(s.page.image)  # once per page: ink, the layout started early, blank, vouching
         inked = ink.has_ink(grey)
         dpi = s.page.dpi or 72.0
         from_layer = parser.layout.plain_pages_from_layer
@@ -277,8 +276,7 @@ class Paratext(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         # a header block of title-size ink high on page 1 is the title, whatever the recognizer
-        grey = s.grey[1] if s.grey is not None and s.grey[0] is s.page else s.page.image
-        promote_title_headers(s.blocks, grey, s.page.index)
+        promote_title_headers(s.blocks, s.page.image, s.page.index)
         if parser.recognizer.reads_whole_page or parser.options.keep_paratext:
             return
         # assembly drops header/footer/page-number blocks unless --keep-paratext: do not
