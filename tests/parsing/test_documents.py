@@ -329,6 +329,34 @@ def test_pdf_changed_between_chunks_is_an_error(tmp_path: Path, monkeypatch: pyt
         next(stream)
 
 
+def test_a_rendered_page_is_an_rgb_image_on_pdfiums_buffer_with_the_pixels_of_a_copy(tmp_path: Path) -> None:
+    """The page image uses the render buffer itself (RGBx is Pillow's RGB layout): the pixels of
+    pypdfium2's own image converted (the copy it replaced), RGB, read-only (Pillow copies it
+    before drawing on it), and it outlives the bitmap."""
+    import pickle
+
+    from PIL import ImageDraw
+
+    content = b"1 0 0 rg 10 10 30 20 re f 0 0.5 1 rg 40 50 25 25 re f 0.2 g 5 80 60 8 re f"
+    pdf = write(tmp_path / "colours.pdf", make_pdf([{"size": (72, 100), "content": content}]))
+    (page,) = iter_pages(pdf, dpi=144)
+    doc = pdfium.PdfDocument(str(pdf))
+    bitmap = doc[0].render(scale=2, fill_color=(255, 255, 255, 255), rev_byteorder=True, prefer_bgrx=True)
+    want = np.asarray(bitmap.to_pil().convert("RGB"))
+    bitmap.close()
+    doc.close()
+    got = np.asarray(page.image)
+    assert page.image.mode == "RGB" and got.shape == want.shape == (200, 144, 3)
+    assert np.array_equal(got, want) and {(255, 0, 0), (255, 255, 255)} <= {
+        tuple(px) for px in got.reshape(-1, 3)
+    }
+    assert page.image.readonly
+    assert np.array_equal(np.asarray(pickle.loads(pickle.dumps(page.image))), want)
+    drawn = page.image.copy()
+    ImageDraw.Draw(page.image).rectangle((0, 0, 3, 3), fill=(0, 255, 0))
+    assert page.image.getpixel((1, 1)) == (0, 255, 0) and drawn.getpixel((1, 1)) == (255, 255, 255)
+
+
 def test_pdf_rotate_is_honoured(tmp_path: Path) -> None:
     # 200 x 100 pt landscape MediaBox, black square at the top-left corner in PDF user space
     # (y grows upwards). /Rotate 90 turns the page clockwise for display (ISO 32000-1 7.7.3.3):
