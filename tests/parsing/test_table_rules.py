@@ -147,3 +147,79 @@ def test_the_table_finder_gets_pdfiums_rules_without_opening_the_pdf_with_pdfmin
         (300, 160, 400, 200),
     ]
     assert born_digital.has_ruled_grid((190.0, 110.0, 410.0, 210.0), pdf, 0, 2.0)
+
+
+def _edges(xs: list[float], ys: list[float], gaps: bool) -> tuple[list[dict], list[dict]]:
+    """pdfplumber edge dicts of a grid of vertical lines at ``xs`` and horizontal ones at ``ys``
+    (points); with ``gaps`` some inner segments are left out (merged cells)."""
+    v = [
+        {
+            "x0": x,
+            "x1": x,
+            "top": y0,
+            "bottom": y1,
+            "width": 0.0,
+            "height": y1 - y0,
+            "orientation": "v",
+            "object_type": "line_edge",
+        }
+        for i, x in enumerate(xs)
+        for j, (y0, y1) in enumerate(zip(ys, ys[1:], strict=False))
+        if not (gaps and 0 < i < len(xs) - 1 and (i + j) % 3 == 0)
+    ]
+    h = [
+        {
+            "x0": x0,
+            "x1": x1,
+            "top": y,
+            "bottom": y,
+            "width": x1 - x0,
+            "height": 0.0,
+            "orientation": "h",
+            "object_type": "line_edge",
+        }
+        for j, y in enumerate(ys)
+        for i, (x0, x1) in enumerate(zip(xs, xs[1:], strict=False))
+        if not (gaps and 0 < j < len(ys) - 1 and (i * j) % 4 == 1)
+    ]
+    return v, h
+
+
+@pytest.mark.parametrize("gaps", [False, True])
+def test_the_finder_without_pdfplumbers_package_finds_pdfplumbers_tables(gaps: bool) -> None:
+    """The finder run from pdfplumber's own table.py in a private package gives the tables
+    pdfplumber.table.TableFinder gives (the same code, loaded without pdfminer)."""
+    plumber = pytest.importorskip("pdfplumber.table")
+    from ocrstack.parsing.tables.finder import PACKAGE, table_module
+
+    ours = table_module()
+    assert ours.__name__ == f"{PACKAGE}.table" and ours is not plumber
+    v, h = _edges([50.0, 90.5, 130.0, 171.2, 220.0], [100.0, 120.0, 141.5, 160.0, 200.0, 230.0], gaps)
+    settings = {
+        "vertical_strategy": "explicit",
+        "horizontal_strategy": "explicit",
+        "explicit_vertical_lines": v,
+        "explicit_horizontal_lines": h,
+    }
+    got = ours.TableFinder(None, ours.TableSettings.resolve(settings)).tables
+    want = plumber.TableFinder(None, plumber.TableSettings.resolve(settings)).tables
+    assert [t.cells for t in got] == [t.cells for t in want] and len(got[0].cells) >= 12
+
+
+@pytest.mark.proc
+def test_the_finder_does_not_import_pdfminer() -> None:
+    """pdfplumber's package import (pdfminer.six with it) cost 20 MiB of a born-digital parse."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pdfplumber")
+    code = (
+        "import sys\n"
+        "from ocrstack.parsing.tables.finder import table_module\n"
+        "assert table_module().TableFinder\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pdfminer', 'pdfplumber'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stderr

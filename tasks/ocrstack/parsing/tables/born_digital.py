@@ -110,10 +110,12 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
     ``page.crop(...).edges`` would give them; pdfplumber's table finder gets them as explicit
     edges (its ``lines`` strategy would parse the page's content stream again with pdfminer:
     0.1-1.1 s a page). The finder (``pdfplumber.table.TableFinder``) reads nothing of the page
-    but explicit edges, so no pdfminer document is opened: opening one (pdfminer parses the
-    file's cross-reference table and page tree) took 0.03 s per table block."""
-    from pdfplumber.table import TableFinder, TableSettings
+    but explicit edges, so no pdfminer document is opened (it parsed the file's cross-reference
+    table and page tree: 0.03 s per table block), nor is pdfminer imported
+    (:mod:`~ocrstack.parsing.tables.finder`)."""
+    from ocrstack.parsing.tables.finder import table_module
 
+    plumber = table_module()
     s = 1.0 / px_per_pt
     found = rules.page_rules(path, index, px_per_pt, password)
     crop_box = (
@@ -140,7 +142,7 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
             "explicit_vertical_lines": v,
             "explicit_horizontal_lines": h,
         }
-        tables = TableFinder(None, TableSettings.resolve(settings)).tables  # type: ignore[arg-type]
+        tables = plumber.TableFinder(None, plumber.TableSettings.resolve(settings)).tables
         if tables:
             best = max(tables, key=lambda t: len(t.cells))
             cells = [tuple(val * px_per_pt for val in c) for c in best.cells]
