@@ -308,3 +308,40 @@ def test_page_numbers_beside_page_numbers_join_once():
         ]
     out = merge_toc_numbers(lines)
     assert sorted(ln.text for ln in out) == ["3", "4", "5", "6", "Intro", "Usage"]
+
+
+@pytest.mark.parametrize("rotate", [0, 90, 180, 270])
+def test_character_boxes_are_pdfiums_loose_boxes_mapped_to_page_pixels(tmp_path: Path, rotate: int):
+    """Each character's box is its FPDFText_GetLooseCharBox mapped by the page's PageToPixels
+    (written out for /Rotate 0 and 180, the map's own box for 90 and 270): the same values."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    from ocrstack.parsing.documents.pdfspace import page_to_pixels
+    from support.pdfs import text_pdf
+
+    pdf = text_pdf(
+        tmp_path / "t.pdf",
+        [("Boxes of a line", 72, 700, 11, "Helvetica"), ("and more", 300, 80, 20, "Times-Roman")],
+    )
+    if rotate:
+        doc = pdfium.PdfDocument(str(pdf))
+        doc[0].set_rotation(rotate)
+        doc.save(str(tmp_path / "r.pdf"))
+        doc.close()
+        pdf = tmp_path / "r.pdf"
+    size = (1275, 1650) if rotate in (0, 180) else (1650, 1275)
+    got = page_text(pdf, 0, size)
+    doc = pdfium.PdfDocument(str(pdf))
+    page = doc[0]
+    to_px = page_to_pixels(raw, page.raw, size)
+    tp = page.get_textpage()
+    rect = raw.FS_RECTF()
+    want = []
+    for i in range(raw.FPDFText_CountChars(tp.raw)):
+        if raw.FPDFText_IsGenerated(tp.raw, i) != 1 and raw.FPDFText_GetLooseCharBox(tp.raw, i, rect):
+            want.append(to_px.box(rect.left, rect.bottom, rect.right, rect.top))
+    tp.close()
+    page.close()
+    doc.close()
+    assert [c.bbox for c in got.chars if not c.generated] == want and len(want) == 23  # spaces included

@@ -126,13 +126,21 @@ class Verdict:
         return out
 
 
+def hidden_reasons(pt: PageText) -> list[str | None]:
+    """:func:`hidden_reason` of each character of ``pt`` (``pt.chars`` order), found once a page
+    and kept in ``pt.cache`` (:func:`tally` and :func:`usable` both ask)."""
+    got = pt.cache.get("hidden")
+    if got is None:
+        got = pt.cache["hidden"] = [hidden_reason(c, pt.size, pt.images) for c in pt.chars]
+    return got
+
+
 def tally(pt: PageText) -> Counter:
     """Count visible/hidden/bad characters of ``pt`` and each reason (see module docstring)."""
     n: Counter = Counter()
-    for c in pt.chars:
+    for c, h in zip(pt.chars, hidden_reasons(pt), strict=True):
         if not is_text(c):
             continue
-        h = hidden_reason(c, pt.size, pt.images)
         if h:
             n["hidden"] += 1
             n[h] += 1
@@ -293,5 +301,7 @@ def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
         return lambda c: True
     keep = pt.cache.get("visible")
     if keep is None:  # the text-layer stage asks three times a page
-        keep = pt.cache["visible"] = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
+        keep = pt.cache["visible"] = {
+            id(c) for c, h in zip(pt.chars, hidden_reasons(pt), strict=True) if h is None
+        }
     return lambda c: id(c) in keep
