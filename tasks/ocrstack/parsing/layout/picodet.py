@@ -9,8 +9,10 @@ and keeps the 1000 best of each map; then, per class, only points whose score pa
 whose best class score does not pass the threshold (no class can keep them), and decodes the
 rest: each point is decoded on its own (the softmax, the bin weights and the sum run along its
 row), so the boxes, scores and classes are the same to the bit (tests/parsing/test_layout.py
-compares the two on corpus pages); measured 8.3 ms -> under 1 ms a page, the float64
-temporaries of a whole map (1-2 MB each, fresh pages from the system) no longer made.
+compares the two on corpus pages). Measured on zh_ctex_manual page 1 with the parse's malloc
+settings (:mod:`ocrstack.core.memory`): 12.5 ms -> 1.4 ms a page; neither the float64
+temporaries of whole maps (1-2 MB each) nor two copies of the model input
+(``PPPostProcess.img_info`` copies it for its shape) are made.
 """
 
 from __future__ import annotations
@@ -95,9 +97,13 @@ class Decode:
         if not picked:
             return [], [], []
         found = np.concatenate(picked)
-        in_shape, _, scale = post.img_info(ori_shape, x)
-        found[:, :4] = post.warp_boxes(found[:, :4], in_shape[0])
-        found[:, :4] /= np.concatenate([scale[0][::-1], scale[0][::-1]])
+        # rapid-layout's img_info(ori_shape, x) without its two copies of the input (5.8 MB each,
+        # for its shape): the input's (h, w) and its scale over ori_shape, float32 as it makes them
+        in_h, in_w = x.shape[2:]
+        in_shape = np.array([in_h, in_w], dtype=np.float32)
+        scale = np.array([in_h / float(ori_shape[0]), in_w / float(ori_shape[1])], dtype=np.float32)
+        found[:, :4] = post.warp_boxes(found[:, :4], in_shape)
+        found[:, :4] /= np.concatenate([scale[::-1], scale[::-1]])
         boxes = [row[:4].tolist() for row in found]
         return boxes, [float(s) for s in found[:, 4]], [post.labels[k] for k in labels]
 
