@@ -289,6 +289,11 @@ def test_a_thumbnailer_gets_each_rendered_pages_pixels_and_its_result_stays_with
     png = tmp_path / "page.png"
     Image.new("RGB", (20, 10), "white").save(png)
     assert next(iter_pages(png, thumbnailer=thumb)).thumbnail_for() is None and len(seen) == 2
+    # the objects reader: called with the loaded PDF page and its render size; raster inputs none
+    calls = []
+    (first, _) = iter_pages(pdf, dpi=72, objects_reader=lambda raw, pg, size: calls.append(size) or size)
+    assert first.objects == (72, 144) and calls == [(72, 144)] * 2
+    assert next(iter_pages(png, objects_reader=lambda *a: 1 / 0)).objects is None
 
 
 def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

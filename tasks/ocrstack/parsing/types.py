@@ -67,6 +67,9 @@ class PageImage:
         source_sha256: sha256 of the input file, used for the resume cache key.
         notes: messages about the page (downscaled, rotated, ...), copied into the report.
         thumbnail: made by the renderer for the layout provider (:class:`Thumbnail`), or None.
+        objects: what the renderer's objects reader made of the page while it held it (the text
+            layer's image, path and form objects,
+            :func:`ocrstack.parsing.textlayer.extract.page_objects`), or None.
     """
 
     source: str
@@ -76,6 +79,7 @@ class PageImage:
     source_sha256: str
     notes: tuple[str, ...] = ()
     thumbnail: Thumbnail | None = field(default=None, compare=False, repr=False)
+    objects: Any = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> tuple[int, int]:

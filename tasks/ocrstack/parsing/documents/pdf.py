@@ -24,6 +24,8 @@ from ocrstack.parsing.types import PageImage, Thumbnail
 
 #: A layout provider's thumbnailer (:meth:`ocrstack.parsing.engines.LayoutProvider.thumbnailer`).
 Thumbnailer = Callable[[Any], Any]
+#: The text layer's object reader (:func:`ocrstack.parsing.textlayer.extract.page_objects`).
+ObjectsReader = Callable[[Any, Any, tuple[int, int]], Any]
 
 PDF_REOPEN_EVERY = 10
 """Pages rendered per opening of a PDF; see :func:`_iter_pdf` for the measurement behind it."""
@@ -122,9 +124,11 @@ def iter_pdf(
     limit: int | None,
     sha: str,
     thumbnailer: Thumbnailer | None = None,
+    objects_reader: ObjectsReader | None = None,
 ) -> Iterator[PageImage]:
     """Render the selected pages, reopening the document every :data:`PDF_REOPEN_EVERY` pages;
-    ``thumbnailer`` (see :func:`ocrstack.parsing.documents.iter_pages`) makes each page's thumbnail.
+    ``thumbnailer`` and ``objects_reader`` (see :func:`ocrstack.parsing.documents.iter_pages`)
+    make each page's thumbnail and objects.
 
     PDFium keeps per-document caches (parsed fonts, images, page resources) until the document
     is closed. Measured here (300-page PDF made by importing the two pages of the corpus'
@@ -148,7 +152,7 @@ def iter_pdf(
         if formtype in (pdfium_c.FORMTYPE_XFA_FULL, pdfium_c.FORMTYPE_XFA_FOREGROUND):
             notes = ("XFA form: rendered its AcroForm/page content (PDFium here has no XFA engine)",)
         for index in selected[:PDF_REOPEN_EVERY]:
-            yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes, thumbnailer)
+            yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes, thumbnailer, objects_reader)
     for start in range(PDF_REOPEN_EVERY, len(selected), PDF_REOPEN_EVERY):
         if _stamp(path) != stamp:
             raise InputError(
@@ -156,7 +160,9 @@ def iter_pdf(
             )
         with _open_pdf(path, password) as doc:
             for index in selected[start : start + PDF_REOPEN_EVERY]:
-                yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes, thumbnailer)
+                yield _render_pdf_page(
+                    doc, path, index, dpi, max_pixels, sha, notes, thumbnailer, objects_reader
+                )
 
 
 def _rgb_image(bitmap: pdfium.PdfBitmap) -> Image.Image:
@@ -198,9 +204,10 @@ def _render_pdf_page(
     sha: str,
     doc_notes: tuple[str, ...],
     thumbnailer: Thumbnailer | None = None,
+    objects_reader: ObjectsReader | None = None,
 ) -> PageImage:
     notes = list(doc_notes)
-    thumb = None
+    thumb = objects = None
     fix = "check the file; re-export the PDF, or skip the page with --pages"
     with PDFIUM_LOCK:
         try:
@@ -230,6 +237,8 @@ def _render_pdf_page(
                 image = _rgb_image(bitmap)
             finally:
                 bitmap.close()
+            if objects_reader is not None:
+                objects = objects_reader(pdfium_c, page, image.size)
         except pdfium.PdfiumError as exc:
             raise InputError(f"{path}: page {index + 1} cannot be rendered ({exc})", fix) from exc
         finally:
@@ -251,4 +260,5 @@ def _render_pdf_page(
         source_sha256=sha,
         notes=tuple(notes),
         thumbnail=Thumbnail(id(image), thumb) if thumb is not None else None,
+        objects=objects,
     )

@@ -259,6 +259,7 @@ def _run_document(
             password=options.password,
             max_pixels=options.max_pixels,
             thumbnailer=parser.layout.thumbnailer(),
+            objects_reader=parser.objects_reader(),
         )
         pool = ThreadPoolExecutor(max_workers=parser.workers, thread_name_prefix=interrupts.WORKER_PREFIX)
         inflight: dict[Future, int] = {}

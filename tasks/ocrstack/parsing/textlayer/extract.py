@@ -177,10 +177,19 @@ def _font_name(raw, obj) -> str:  # pdfium handles
     return buf.value.decode("utf-8", "replace")
 
 
-def _read_page(raw, page, size: tuple[int, int], objects_read=None) -> PageText:  # pypdfium2 objects
-    to_px = page_to_pixels(raw, page.raw, size)
-    box = to_px.box
+def page_objects(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objects
+    """The image, path and form objects of a loaded page (``page``: a ``pypdfium2.PdfPage``,
+    ``raw``: ``pypdfium2.raw``), no characters, boxes in the pixels of ``size``: for the renderer,
+    which holds the page already (:func:`ocrstack.parsing.documents.iter_pages` ``objects_reader``).
+    The caller holds :data:`~ocrstack.parsing.documents.PDFIUM_LOCK`."""
     out = PageText(size=size, rotation=page.get_rotation())
+    _read_objects(raw, page, page_to_pixels(raw, page.raw, size).box, out)
+    return out
+
+
+def _read_objects(raw, page, box, out: PageText) -> dict[int, int]:  # pypdfium2 objects
+    """The page's top-level objects into ``out`` (images, paths, forms); returns each object's
+    painting index by its address."""
     z_of: dict[int, int] = {}
     for k in range(raw.FPDFPage_CountObjects(page.raw)):
         obj = raw.FPDFPage_GetObject(page.raw, k)
@@ -197,6 +206,13 @@ def _read_page(raw, page, size: tuple[int, int], objects_read=None) -> PageText:
                     out.images.append((bounds, k))
                 else:
                     out.paths.append(bounds)
+    return z_of
+
+
+def _read_page(raw, page, size: tuple[int, int], objects_read=None) -> PageText:  # pypdfium2 objects
+    to_px = page_to_pixels(raw, page.raw, size)
+    out = PageText(size=size, rotation=page.get_rotation())
+    z_of = _read_objects(raw, page, to_px.box, out)
     if objects_read is not None:
         objects_read(out)
     textpage = page.get_textpage()
