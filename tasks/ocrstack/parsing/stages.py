@@ -23,8 +23,8 @@ layout runs on a second thread from the moment the page's objects call for it
 (:func:`~ocrstack.parsing.textlayer.plain.objects_reason`: an image, a form, a drawing, a table's
 rules): first thing when the renderer read them (:meth:`Parser.objects_reader`), else beside the
 reading of the layer's characters; otherwise once the layer is read, beside the OCR sample;
-``layout`` then records the wait. A plain-text page with a sound layer takes its blocks from the layer, no model
-(issue 21; :mod:`ocrstack.parsing.textlayer.plain`, where the provider allows it).
+``layout`` then records the wait. A plain-text page with a sound layer takes its blocks from the
+layer, no model (issue 21; :mod:`ocrstack.parsing.textlayer.plain`, where the provider allows it).
 
 Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
 strings, no ``getattr`` hooks).
