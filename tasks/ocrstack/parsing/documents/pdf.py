@@ -19,6 +19,7 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from ocrstack.core.errors import InputError
+from ocrstack.parsing.documents.buffers import BUFFERS
 from ocrstack.parsing.documents.ranges import parse_page_range
 from ocrstack.parsing.types import PageImage, Thumbnail
 
@@ -167,8 +168,8 @@ def iter_pdf(
 
 def _rgb_image(bitmap: pdfium.PdfBitmap) -> Image.Image:
     """A Pillow ``RGB`` image of an ``RGBX`` bitmap (R, G, B and an unused byte a pixel, the way
-    Pillow stores RGB) that uses the bitmap's own buffer (allocated by pypdfium2, kept alive by
-    the image; read-only: Pillow copies it before any change in place), else a copy
+    Pillow stores RGB) that uses the bitmap's own buffer (a Python object, kept alive by the
+    image; read-only: Pillow copies it before any change in place), else a copy
     (``convert``) for another pixel format or a Pillow without ``core.map_buffer`` (what
     ``Image.frombuffer`` maps with; it maps an RGBX buffer as mode ``RGBX`` only).
 
@@ -222,14 +223,15 @@ def _render_pdf_page(
                     f"{path}: page {index + 1} has no usable size ({width_pt} x {height_pt} pt)", fix
                 )
             scale, downscaled = _pdf_scale(width_pt, height_pt, dpi, max_pixels)
-            # RGBx in a buffer pypdfium2 allocates (new_native): the layout of a Pillow RGB
-            # image (4 bytes a pixel), which takes the buffer over (_rgb_image), no copy
+            # RGBx in a buffer of ours (new_native): the layout of a Pillow RGB image (4 bytes a
+            # pixel), which takes the buffer over (_rgb_image), no copy
             bitmap = page.render(
                 scale=scale,
                 may_draw_forms=True,
                 fill_color=(255, 255, 255, 255),
                 rev_byteorder=True,  # RGB byte order: no copy-swap
                 prefer_bgrx=True,
+                bitmap_maker=BUFFERS.bitmap,  # a buffer used before: no page faults (.buffers)
             )
             try:
                 if thumbnailer is not None and bitmap.mode == "RGBX":
