@@ -56,6 +56,11 @@ class Decode:
     def __init__(self, post: Any) -> None:
         self.post = post
 
+    @property
+    def labels(self) -> list[str]:
+        """The class names, as ``PPPostProcess.labels``."""
+        return self.post.labels
+
     def candidates(self, x: np.ndarray, preds: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(decoded boxes (n, 4) float64 in model-input pixels, their class scores (n, classes)
         float32), in rapid-layout's order: map by map, best first, only points whose best score
