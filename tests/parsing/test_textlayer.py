@@ -345,3 +345,31 @@ def test_character_boxes_are_pdfiums_loose_boxes_mapped_to_page_pixels(tmp_path:
     page.close()
     doc.close()
     assert [c.bbox for c in got.chars if not c.generated] == want and len(want) == 23  # spaces included
+
+
+def test_page_predicates_decided_once_are_the_per_character_rules():
+    """faithful / printable lines' predicates (set lookups made once a page) accept exactly the
+    characters the per-character rules accept, with and without hidden characters."""
+    from ocrstack.parsing.textlayer.soundness import bad_reason, bad_reasons, faithful, hidden_reason, usable
+    from ocrstack.parsing.textlayer.stage import _printable, printable
+
+    box = (10.0, 10.0, 20.0, 30.0)
+    chars = [
+        Char("a", box),
+        Char("\ufffd", box),
+        Char("x", box, map_error=True),  # unmapped ASCII: printable, not faithful
+        Char("\u00e9", box, map_error=True),  # unmapped non-ASCII: neither
+        Char("\ue000", box),  # private use
+        Char("b", box, render_mode=3),  # invisible
+        Char("c", (5000.0, 5000.0, 5010.0, 5020.0)),  # outside the page
+    ]
+    pt = PageText(chars=chars, size=(1000, 1000))
+    for hidden in (False, True):
+        ok = usable(pt, hidden)
+        want_faithful = [ok(c) and bad_reason(c) is None for c in chars]
+        want_printable = [ok(c) and printable(c) for c in chars]
+        assert [faithful(pt, hidden)(c) for c in chars] == want_faithful
+        assert [_printable(pt, hidden)(c) for c in chars] == want_printable
+        assert sum(want_faithful) == (3 if hidden else 1) and sum(want_printable) == (4 if hidden else 2)
+    assert bad_reasons(pt) == [bad_reason(c) for c in chars]
+    assert [hidden_reason(c, pt.size, pt.images) for c in chars][5:] == ["invisible", "outside"]
