@@ -248,10 +248,11 @@ def fill_blocks(
     lines = [ln for ln, _ in kept]
     filled = assign_lines(layer_blocks, lines, structured=True, height=page.size[1])
     headings.promote(filled, lines, [f for _, f in kept])
+    good: list[Char] | None = None  # the table cells' characters, once a page
     for b in filled:
         b.source = SOURCE_LAYER
         if b.category is Category.TABLE:
-            good = [c for c in visible if is_printable(c)]
+            good = [c for c in visible if is_printable(c)] if good is None else good
             html = table_html(good, b.bbox, page.source, page.index, px_per_pt, password, pt.rotation)
             if html is not None:
                 b.text = html
