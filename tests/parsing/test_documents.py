@@ -261,6 +261,41 @@ def test_pdf_pages_render_at_dpi_with_range_and_limit(tmp_path: Path) -> None:
         list(iter_pages(pdf, pages="4"))
 
 
+def test_a_thumbnailer_gets_each_rendered_pages_pixels_and_its_result_stays_with_that_image(
+    tmp_path: Path,
+) -> None:
+    """The thumbnailer sees the render buffer (height, width, RGB + an unused byte) of each PDF
+    page: what it returns is the page's thumbnail, for that image only (a page whose image was
+    replaced, e.g. turned, has none); raster inputs get none."""
+    import dataclasses
+
+    # a black 36 x 36 pt square at the top left of a 72 x 144 pt page
+    pdf = write(tmp_path / "doc.pdf", make_pdf([{"size": (72, 144), "content": b"0 g 0 108 36 36 re f"}] * 2))
+    seen = []
+
+    def thumb(px: np.ndarray) -> np.ndarray:
+        seen.append((px.shape, px.dtype))
+        return px[::2, ::2, :3].copy()  # every other pixel, RGB
+
+    pages = list(iter_pages(pdf, dpi=72, thumbnailer=thumb))
+    assert seen == [((144, 72, 4), np.uint8)] * 2
+    small = pages[0].thumbnail_for()
+    assert small.shape == (72, 36, 3)
+    assert small[:18, :18].max() == 0 and small[18:, :].min() == 255 and small[:, 18:].min() == 255
+    assert np.array_equal(small, np.asarray(pages[0].image)[::2, ::2])
+    turned = dataclasses.replace(pages[0], image=pages[0].image.rotate(90, expand=True))
+    assert turned.thumbnail_for() is None and pages[1].thumbnail_for() is not None
+    assert next(iter_pages(pdf, dpi=72)).thumbnail_for() is None
+    png = tmp_path / "page.png"
+    Image.new("RGB", (20, 10), "white").save(png)
+    assert next(iter_pages(png, thumbnailer=thumb)).thumbnail_for() is None and len(seen) == 2
+    # the objects reader: called with the loaded PDF page and its render size; raster inputs none
+    calls = []
+    (first, _) = iter_pages(pdf, dpi=72, objects_reader=lambda raw, pg, size: calls.append(size) or size)
+    assert first.objects == (72, 144) and calls == [(72, 144)] * 2
+    assert next(iter_pages(png, objects_reader=lambda *a: 1 / 0)).objects is None
+
+
 def test_pdf_pages_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pdf = write(tmp_path / "long.pdf", make_pdf([{"size": (72, 72)}] * 20))
     calls: list[int] = []
@@ -297,6 +332,34 @@ def test_pdf_changed_between_chunks_is_an_error(tmp_path: Path, monkeypatch: pyt
     write(pdf, make_pdf([{"size": (72, 72)}] * 7))
     with pytest.raises(InputError, match="changed while"):
         next(stream)
+
+
+def test_a_rendered_page_is_an_rgb_image_on_pdfiums_buffer_with_the_pixels_of_a_copy(tmp_path: Path) -> None:
+    """The page image uses the render buffer itself (RGBx is Pillow's RGB layout): the pixels of
+    pypdfium2's own image converted (the copy it replaced), RGB, read-only (Pillow copies it
+    before drawing on it), and it outlives the bitmap."""
+    import pickle
+
+    from PIL import ImageDraw
+
+    content = b"1 0 0 rg 10 10 30 20 re f 0 0.5 1 rg 40 50 25 25 re f 0.2 g 5 80 60 8 re f"
+    pdf = write(tmp_path / "colours.pdf", make_pdf([{"size": (72, 100), "content": content}]))
+    (page,) = iter_pages(pdf, dpi=144)
+    doc = pdfium.PdfDocument(str(pdf))
+    bitmap = doc[0].render(scale=2, fill_color=(255, 255, 255, 255), rev_byteorder=True, prefer_bgrx=True)
+    want = np.asarray(bitmap.to_pil().convert("RGB"))
+    bitmap.close()
+    doc.close()
+    got = np.asarray(page.image)
+    assert page.image.mode == "RGB" and got.shape == want.shape == (200, 144, 3)
+    assert np.array_equal(got, want) and {(255, 0, 0), (255, 255, 255)} <= {
+        tuple(px) for px in got.reshape(-1, 3)
+    }
+    assert page.image.readonly
+    assert np.array_equal(np.asarray(pickle.loads(pickle.dumps(page.image))), want)
+    drawn = page.image.copy()
+    ImageDraw.Draw(page.image).rectangle((0, 0, 3, 3), fill=(0, 255, 0))
+    assert page.image.getpixel((1, 1)) == (0, 255, 0) and drawn.getpixel((1, 1)) == (255, 255, 255)
 
 
 def test_pdf_rotate_is_honoured(tmp_path: Path) -> None:

@@ -140,3 +140,32 @@ def test_without_openvino_the_layout_runs_on_onnxruntime(monkeypatch):
     provider = RapidLayoutProvider()
     assert type(provider._engine.session).__name__ == "OrtInferSession"  # rapid-layout's own
     assert provider.model_info()["runtime"] == "onnxruntime"
+
+
+@pytest.mark.corpus
+def test_layout_reads_the_render_thumbnail_and_finds_the_same_blocks(corpus, monkeypatch):
+    """Once the model is loaded the renderer shrinks each page to the model's input for it
+    (rapid-layout's own bilinear resize, on the render buffer): the blocks are those of the
+    page image resized in detect, and the whole page is not made into an array."""
+    import numpy as np
+
+    from ocrstack.parsing import documents
+    from ocrstack.parsing.layout.rapid import RapidLayoutProvider
+
+    provider = RapidLayoutProvider()
+    assert provider.thumbnailer() is None  # not loaded: no OpenCV for a page that never needs it
+    provider.load()
+    for name in ("en_twocol_ltnews24.pdf", "tables_zh_debian_reference.pdf"):
+        pdf = corpus / name
+        (plain,) = documents.iter_pages(pdf, pages="1", dpi=200)
+        (page,) = documents.iter_pages(pdf, pages="1", dpi=200, thumbnailer=provider.thumbnailer())
+        assert page.thumbnail_for().shape[:2] == (800, 608)
+        want = [(b.label, b.bbox, b.score) for b in provider.detect(plain)]
+        with monkeypatch.context() as m:
+
+            def no_page_array(a, *args, _page=page, _real=np.asarray, **kw):
+                return None if a is _page.image else _real(a, *args, **kw)
+
+            m.setattr(np, "asarray", no_page_array)
+            got = [(b.label, b.bbox, b.score) for b in provider.detect(page)]
+        assert got == want and want, name

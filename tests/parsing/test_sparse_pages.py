@@ -84,6 +84,21 @@ def test_title_size_header_high_on_page_one_becomes_a_title_measured_on_the_imag
     assert sub.category is Category.TEXT and changed == [big, sub]
 
 
+def test_title_rule_measures_block_crops_as_the_whole_page_in_grey():
+    """Each block is measured on its own crop in grey: the rows of the whole page's grey array
+    (the rule no longer copies the page twice), and the same promotions."""
+    import numpy as np
+
+    from ocrstack.parsing.lines.titles import _rows_in, ink_rows
+
+    img, blocks = _masthead_page()
+    whole = np.asarray(img.convert("L"))
+    for b in [*blocks, Block((-5.5, 200.2, 900.7, 330.9), Category.TEXT), Block((3, 3, 4, 4), Category.TEXT)]:
+        assert _rows_in(img, b.bbox) == ink_rows(whole, b.bbox)
+        assert _rows_in(img.convert("L"), b.bbox) == ink_rows(whole, b.bbox)
+    assert any(_rows_in(img, b.bbox) for b in blocks)
+
+
 def test_title_rule_leaves_later_pages_and_body_size_heads_alone():
     img, blocks = _masthead_page()
     assert promote_title_headers(blocks, img, page_index=1) == []

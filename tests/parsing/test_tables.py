@@ -319,3 +319,47 @@ def test_ocr_lines_of_a_table_block_become_a_table_but_not_a_page_sized_one():
     alone = assign_lines([Block((0, 0, 270, 60), Category.TABLE)], [Line(b, t, 0.9) for b, t in cells])
     assert not alone[0].text.startswith("<table>")
     assert any("plain OCR text" in w for w in alone[0].warnings)
+
+
+def _tally_loops(rows, over, x0, x1):
+    """The per-pixel tally as column_edges counted it in Python loops (the reference)."""
+    cover = [0] * (x1 - x0 + 1)
+    crossed = [0] * len(cover)
+    split = [0] * len(cover)
+    for row in rows + over:
+        hit = [False] * len(cover)
+        for w in row:
+            for x in range(max(x0, int(w.bbox[0])), min(x1, int(w.bbox[2]) + 1)):
+                hit[x - x0] = True
+        first_end = min(int(w.bbox[2]) for w in row) - x0
+        last_start = max(int(w.bbox[0]) for w in row) - x0
+        own = any(row is r for r in rows)
+        for i, h in enumerate(hit):
+            crossed[i] += h
+            cover[i] += h and own
+            split[i] += own and not h and first_end < i < last_start
+    return cover, crossed, split
+
+
+def test_column_tally_counts_as_the_pixel_loops():
+    """The numpy tally of column_edges gives the counts of the per-pixel loops, words partly or
+    wholly outside the box included."""
+    import random
+
+    from ocrstack.parsing.tables.grid import Word, _tally
+
+    rnd = random.Random(3)
+    for _ in range(300):
+        x0 = rnd.randint(-20, 300)
+        x1 = x0 + rnd.randint(0, 400)
+
+        def row(lo: int, hi: int):
+            out = []
+            for _ in range(rnd.randint(1, 5)):
+                a = rnd.uniform(lo - 60, hi + 20)
+                out.append(Word((a, 0.0, a + rnd.uniform(-5, 120), 10.0), "w"))
+            return out
+
+        rows = [row(x0, x1) for _ in range(rnd.randint(0, 6))]
+        over = [row(x0, x1) for _ in range(rnd.randint(0, 2))]
+        assert _tally(rows, over, x0, x1) == _tally_loops(rows, over, x0, x1)

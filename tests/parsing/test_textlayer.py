@@ -308,3 +308,68 @@ def test_page_numbers_beside_page_numbers_join_once():
         ]
     out = merge_toc_numbers(lines)
     assert sorted(ln.text for ln in out) == ["3", "4", "5", "6", "Intro", "Usage"]
+
+
+@pytest.mark.parametrize("rotate", [0, 90, 180, 270])
+def test_character_boxes_are_pdfiums_loose_boxes_mapped_to_page_pixels(tmp_path: Path, rotate: int):
+    """Each character's box is its FPDFText_GetLooseCharBox mapped by the page's PageToPixels
+    (written out for /Rotate 0 and 180, the map's own box for 90 and 270): the same values."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    from ocrstack.parsing.documents.pdfspace import page_to_pixels
+    from support.pdfs import text_pdf
+
+    pdf = text_pdf(
+        tmp_path / "t.pdf",
+        [("Boxes of a line", 72, 700, 11, "Helvetica"), ("and more", 300, 80, 20, "Times-Roman")],
+    )
+    if rotate:
+        doc = pdfium.PdfDocument(str(pdf))
+        doc[0].set_rotation(rotate)
+        doc.save(str(tmp_path / "r.pdf"))
+        doc.close()
+        pdf = tmp_path / "r.pdf"
+    size = (1275, 1650) if rotate in (0, 180) else (1650, 1275)
+    got = page_text(pdf, 0, size)
+    doc = pdfium.PdfDocument(str(pdf))
+    page = doc[0]
+    to_px = page_to_pixels(raw, page.raw, size)
+    tp = page.get_textpage()
+    rect = raw.FS_RECTF()
+    want = []
+    for i in range(raw.FPDFText_CountChars(tp.raw)):
+        if raw.FPDFText_IsGenerated(tp.raw, i) != 1 and raw.FPDFText_GetLooseCharBox(tp.raw, i, rect):
+            want.append(to_px.box(rect.left, rect.bottom, rect.right, rect.top))
+    tp.close()
+    page.close()
+    doc.close()
+    assert [c.bbox for c in got.chars if not c.generated] == want and len(want) == 23  # spaces included
+
+
+def test_page_predicates_decided_once_are_the_per_character_rules():
+    """faithful / printable lines' predicates (set lookups made once a page) accept exactly the
+    characters the per-character rules accept, with and without hidden characters."""
+    from ocrstack.parsing.textlayer.soundness import bad_reason, bad_reasons, faithful, hidden_reason, usable
+    from ocrstack.parsing.textlayer.stage import _printable, printable
+
+    box = (10.0, 10.0, 20.0, 30.0)
+    chars = [
+        Char("a", box),
+        Char("\ufffd", box),
+        Char("x", box, map_error=True),  # unmapped ASCII: printable, not faithful
+        Char("\u00e9", box, map_error=True),  # unmapped non-ASCII: neither
+        Char("\ue000", box),  # private use
+        Char("b", box, render_mode=3),  # invisible
+        Char("c", (5000.0, 5000.0, 5010.0, 5020.0)),  # outside the page
+    ]
+    pt = PageText(chars=chars, size=(1000, 1000))
+    for hidden in (False, True):
+        ok = usable(pt, hidden)
+        want_faithful = [ok(c) and bad_reason(c) is None for c in chars]
+        want_printable = [ok(c) and printable(c) for c in chars]
+        assert [faithful(pt, hidden)(c) for c in chars] == want_faithful
+        assert [_printable(pt, hidden)(c) for c in chars] == want_printable
+        assert sum(want_faithful) == (3 if hidden else 1) and sum(want_printable) == (4 if hidden else 2)
+    assert bad_reasons(pt) == [bad_reason(c) for c in chars]
+    assert [hidden_reason(c, pt.size, pt.images) for c in chars][5:] == ["invisible", "outside"]

@@ -147,3 +147,76 @@ def test_building_the_default_parser_imports_no_layout_runtime():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def _ruled_pdf(path: Path, rules: int) -> Path:
+    """A page of text lines (as :func:`_text_pdf`) with ``rules`` thin full-width rules under them."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    lines = [(f"line {i} of a table with enough words to read", 72, 600 - 20 * i, 11) for i in range(8)]
+    _text_pdf(path, lines)
+    doc = pdfium.PdfDocument(str(path))
+    page = doc[0]
+    for k in range(rules):
+        rect = raw.FPDFPageObj_CreateNewRect(72, 595 - 20 * k, 400, 0.5)
+        raw.FPDFPath_SetDrawMode(rect, raw.FPDF_FILLMODE_WINDING, False)
+        raw.FPDFPage_InsertObject(page.raw, rect)
+    assert raw.FPDFPage_GenerateContent(page.raw)
+    page.close()
+    doc.save(str(path) + ".tmp")
+    doc.close()
+    Path(str(path) + ".tmp").replace(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("rules", "read_by_renderer", "want"),
+    [
+        (4, False, ["grey", "layout", "chars"]),
+        (4, True, ["layout", "grey", "chars"]),
+        (0, True, ["grey", "chars"]),
+    ],
+)
+def test_the_layout_starts_as_soon_as_the_objects_call_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rules: int, read_by_renderer: bool, want: list[str]
+):
+    """A page whose objects already rule out plain text (here 4 rules: a table) has its layout
+    started as soon as those objects are known: first thing when the renderer read them
+    (iter_pages objects_reader), else beside the reading of its characters; a plain page
+    starts none."""
+    from ocrstack.parsing import documents, ink, stages
+    from ocrstack.parsing.engines import LayoutProvider, Recognizer
+    from ocrstack.parsing.options import ParseOptions
+    from ocrstack.parsing.page_state import PageState
+    from ocrstack.parsing.textlayer import extract
+
+    class Layout(LayoutProvider):
+        plain_pages_from_layer = True
+
+    events: list[str] = []
+    read_chars, grey = extract._read_chars, ink.grey
+    monkeypatch.setattr(extract, "_read_chars", lambda *a: (events.append("chars"), read_chars(*a))[1])
+    monkeypatch.setattr(ink, "grey", lambda im: (im.mode == "L" or events.append("grey"), grey(im))[1])
+
+    def start_layout(self, s: PageState) -> None:
+        events.append("layout")
+        s.early = (s.page, None)  # type: ignore[assignment]
+
+    monkeypatch.setattr(stages.Parser, "start_layout", start_layout)
+    parser = stages.Parser(ParseOptions(inputs=()), layout=Layout(), recognizer=Recognizer())
+    reader = parser.objects_reader() if read_by_renderer else None
+    assert parser.objects_reader() is extract.page_objects
+    pdf = _ruled_pdf(tmp_path / "ruled.pdf", rules)
+    (page,) = documents.iter_pages(pdf, dpi=DPI, objects_reader=reader)
+    assert (page.objects is not None) is read_by_renderer
+    state = PageState(page=page)
+    stages.TextLayer()(parser, state)
+    assert events == want
+    assert state.layer is not None and state.plain is (rules == 0)
+    if read_by_renderer:  # the renderer's objects are those the text layer reads
+        assert (page.objects.paths, page.objects.images, page.objects.forms) == (
+            state.layer.paths,
+            state.layer.images,
+            state.layer.forms,
+        )

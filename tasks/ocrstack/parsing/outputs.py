@@ -104,12 +104,18 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
+#: zlib level of the PNG files written (figure crops, layout overlays). Pillow's default, 6, took
+#: 104 ms for the 12 figure crops of the born-digital dev corpus (310 kB); 3 took 56 ms (259 kB),
+#: 1 took 58 ms (281 kB). The pixels are the same at every level.
+PNG_LEVEL = 3
+
+
 def atomic_save_image(path: Path, image: Image.Image) -> None:
-    """Save ``image`` as PNG, atomically."""
+    """Save ``image`` as PNG (zlib level :data:`PNG_LEVEL`), atomically."""
     import io
 
     buf = io.BytesIO()
-    image.save(buf, format="PNG")
+    image.save(buf, format="PNG", compress_level=PNG_LEVEL)
     atomic_write_bytes(path, buf.getvalue())
 
 

@@ -19,9 +19,12 @@ and whether it is part of :attr:`~Stage.recognition` (scale-out runs those where
 is, the others where the layout model is: :mod:`ocrstack.scaleout.workers`).
 :meth:`Parser.parse_page` runs every stage and records its seconds (with ``total``; the pipeline
 adds ``render``). On a PDF page with ``--text-layer auto|on`` and an in-process layout model, the
-layout runs on a second thread once the layer is read, beside the OCR sample; ``layout`` then
-records the wait. A plain-text page with a sound layer takes its blocks from the layer, no model
-(issue 21; :mod:`ocrstack.parsing.textlayer.plain`, where the provider allows it).
+layout runs on a second thread from the moment the page's objects call for it
+(:func:`~ocrstack.parsing.textlayer.plain.objects_reason`: an image, a form, a drawing, a table's
+rules): first thing when the renderer read them (:meth:`Parser.objects_reader`), else beside the
+reading of the layer's characters; otherwise once the layer is read, beside the OCR sample;
+``layout`` then records the wait. A plain-text page with a sound layer takes its blocks from the
+layer, no model (issue 21; :mod:`ocrstack.parsing.textlayer.plain`, where the provider allows it).
 
 Every engine question goes through the protocol of :mod:`ocrstack.parsing.engines` (no kind
 strings, no ``getattr`` hooks).
@@ -33,8 +36,9 @@ import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ocrstack.parsing import documents, ink, outputs
 from ocrstack.parsing import layout as layout_registry
@@ -50,6 +54,7 @@ from ocrstack.parsing.page_state import PageState
 from ocrstack.parsing.reading_order import order_blocks
 from ocrstack.parsing.textlayer import pictures, plain
 from ocrstack.parsing.textlayer import stage as textlayer
+from ocrstack.parsing.textlayer.extract import PageText, page_objects
 from ocrstack.parsing.types import Category, PageImage
 
 #: Padding (pixels at 200 DPI, scaled with DPI) around figure crops so edges are whole.
@@ -142,6 +147,15 @@ class Parser:
         """Called before each stage of :meth:`parse_page`; a subclass raises here to stop the page
         (the HTTP service's cancelled job, :mod:`ocrstack.api.worker`). Default: nothing."""
 
+    def objects_reader(self) -> Callable[[Any, Any, tuple[int, int]], Any] | None:
+        """For the renderer (:func:`ocrstack.parsing.documents.iter_pages`): the text layer's object
+        reader (:func:`~ocrstack.parsing.textlayer.extract.page_objects`) when a PDF page's objects
+        may start its layout model (``--text-layer auto|on``, an in-process model that takes
+        plain pages from the layer), else None."""
+        if self.options.text_layer == TextLayerMode.OFF or self.layout.remote:
+            return None
+        return page_objects if self.layout.plain_pages_from_layer else None
+
     def start_layout(self, s: PageState) -> None:
         """Start the layout of ``s.page`` on another core (a PDF page, ``--text-layer auto|on``, an
         in-process model; the caller checks the page has ink): it does not need the text layer, so
@@ -177,16 +191,30 @@ class TextLayer(Stage):
 
     def __call__(self, parser: Parser, s: PageState) -> None:
         mode = parser.options.text_layer
+        dpi = s.page.dpi or 72.0
+        from_layer = parser.layout.plain_pages_from_layer
+        if s.page.objects is not None and plain.objects_reason(s.page.objects, dpi) is not None:
+            # the renderer read the page's objects and they call for the layout (a figure, a
+            # table's rules): start it now, beside everything below (the ink test included: a
+            # page found blank gets no blocks from it, see Layout)
+            parser.start_layout(s)
         grey = ink.grey(s.page.image)  # once per page: ink, the layout started early, blank, vouching
         inked = ink.has_ink(grey)
-        layer, verdict = textlayer.read_page(s.page, mode, parser.options.password)
+
+        def objects_read(pt: PageText) -> None:
+            # the page's objects already call for the layout: start it beside the reading of the
+            # characters
+            if inked and s.early is None and (not from_layer or plain.objects_reason(pt, dpi) is not None):
+                parser.start_layout(s)
+
+        layer, verdict = textlayer.read_page(s.page, mode, parser.options.password, objects_read)
         s.plain = bool(
             layer is not None
             and verdict.sound
-            and parser.layout.plain_pages_from_layer
-            and plain.plain_reason(layer, verdict, s.page.dpi or 72.0) is None
+            and from_layer
+            and plain.plain_reason(layer, verdict, dpi) is None
         )
-        if not s.plain and inked:
+        if not s.plain and inked and s.early is None:
             parser.start_layout(s)
         if layer is not None and verdict.sound and mode == TextLayerMode.AUTO:
             memo = parser.checked_fonts

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the type only: building the CLI parser does not import Pillow
     from PIL import Image
@@ -44,6 +44,18 @@ BBox = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
+class Thumbnail:
+    """What the layout provider's thumbnailer (:meth:`~ocrstack.parsing.engines.LayoutProvider.thumbnailer`)
+    made of a page while the renderer still held its pixels: ``pixels`` (a numpy array, the
+    provider's own shape and meaning) and ``of``, the ``id`` of the :attr:`PageImage.image` they
+    were made from (a page turned or replaced has another image, and its thumbnail no longer
+    applies: :meth:`PageImage.thumbnail_for`)."""
+
+    of: int
+    pixels: Any
+
+
+@dataclass(frozen=True)
 class PageImage:
     """One rendered page.
 
@@ -54,6 +66,10 @@ class PageImage:
         dpi: render resolution for PDFs (72 pt = 1 inch); None for raster inputs.
         source_sha256: sha256 of the input file, used for the resume cache key.
         notes: messages about the page (downscaled, rotated, ...), copied into the report.
+        thumbnail: made by the renderer for the layout provider (:class:`Thumbnail`), or None.
+        objects: what the renderer's objects reader made of the page while it held it (the text
+            layer's image, path and form objects,
+            :func:`ocrstack.parsing.textlayer.extract.page_objects`), or None.
     """
 
     source: str
@@ -62,11 +78,18 @@ class PageImage:
     dpi: float | None
     source_sha256: str
     notes: tuple[str, ...] = ()
+    thumbnail: Thumbnail | None = field(default=None, compare=False, repr=False)
+    objects: Any = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels."""
         return self.image.size
+
+    def thumbnail_for(self) -> Any:
+        """:attr:`thumbnail`'s pixels when they were made from this page's :attr:`image`, else None."""
+        t = self.thumbnail
+        return t.pixels if t is not None and t.of == id(self.image) else None
 
 
 @dataclass

@@ -33,8 +33,9 @@ Modules: :mod:`.inputs` (file list, type sniffing, sha256), :mod:`.ranges` (``--
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ocrstack.parsing.documents import pdf, raster
 from ocrstack.parsing.documents.inputs import (
@@ -88,6 +89,8 @@ def iter_pages(
     password: str | None = None,
     max_pixels: int = 40_000_000,
     limit: int | None = None,
+    thumbnailer: Callable[[Any], Any] | None = None,
+    objects_reader: Callable[[Any, Any, tuple[int, int]], Any] | None = None,
 ) -> Iterator[PageImage]:
     """Yield the selected pages of one input as RGB :class:`~ocrstack.parsing.types.PageImage`, lazily.
 
@@ -105,6 +108,15 @@ def iter_pages(
             allocation and the page's ``notes`` say so. For PDFs ``PageImage.dpi`` is then the
             effective (reduced) DPI.
         limit: yield at most this many pages (after ``pages`` selection).
+        thumbnailer: called with each PDF page's pixels while PDFium's buffer holds them (a
+            numpy (height, width, 4) uint8 view, RGB and an unused byte, valid during the call);
+            its result becomes the page's ``thumbnail`` (the layout provider's,
+            :meth:`ocrstack.parsing.engines.LayoutProvider.thumbnailer`). Raster inputs have none.
+        objects_reader: called as ``objects_reader(pypdfium2.raw, page, size)`` with each PDF
+            page still loaded (a ``pypdfium2.PdfPage``; PDFIUM_LOCK held) and the pixel size of
+            its render; its result becomes the page's ``objects`` (the text layer's object reader,
+            :func:`ocrstack.parsing.textlayer.extract.page_objects`: the stages start the layout
+            model from it before reading the layer). Raster inputs have none.
 
     Raises:
         InputError: missing, empty, corrupt or unsupported file; a user-password PDF without
@@ -115,7 +127,9 @@ def iter_pages(
     path = Path(path).absolute()
     sha = file_sha256(path)
     if kind(path) == "pdf":
-        yield from pdf.iter_pdf(path, pages, dpi, password, max_pixels, limit, sha)
+        yield from pdf.iter_pdf(
+            path, pages, dpi, password, max_pixels, limit, sha, thumbnailer, objects_reader
+        )
     else:
         yield from raster.iter_image(path, pages, max_pixels, limit, sha)
 

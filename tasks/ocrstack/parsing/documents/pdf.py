@@ -9,16 +9,24 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from PIL import Image
 
 from ocrstack.core.errors import InputError
+from ocrstack.parsing.documents.buffers import BUFFERS
 from ocrstack.parsing.documents.ranges import parse_page_range
-from ocrstack.parsing.types import PageImage
+from ocrstack.parsing.types import PageImage, Thumbnail
+
+#: A layout provider's thumbnailer (:meth:`ocrstack.parsing.engines.LayoutProvider.thumbnailer`).
+Thumbnailer = Callable[[Any], Any]
+#: The text layer's object reader (:func:`ocrstack.parsing.textlayer.extract.page_objects`).
+ObjectsReader = Callable[[Any, Any, tuple[int, int]], Any]
 
 PDF_REOPEN_EVERY = 10
 """Pages rendered per opening of a PDF; see :func:`_iter_pdf` for the measurement behind it."""
@@ -109,9 +117,19 @@ def count(path: Path, password: str | None) -> int:
 
 
 def iter_pdf(
-    path: Path, spec: str | None, dpi: int, password: str | None, max_pixels: int, limit: int | None, sha: str
+    path: Path,
+    spec: str | None,
+    dpi: int,
+    password: str | None,
+    max_pixels: int,
+    limit: int | None,
+    sha: str,
+    thumbnailer: Thumbnailer | None = None,
+    objects_reader: ObjectsReader | None = None,
 ) -> Iterator[PageImage]:
-    """Render the selected pages, reopening the document every :data:`PDF_REOPEN_EVERY` pages.
+    """Render the selected pages, reopening the document every :data:`PDF_REOPEN_EVERY` pages;
+    ``thumbnailer`` and ``objects_reader`` (see :func:`ocrstack.parsing.documents.iter_pages`)
+    make each page's thumbnail and objects.
 
     PDFium keeps per-document caches (parsed fonts, images, page resources) until the document
     is closed. Measured here (300-page PDF made by importing the two pages of the corpus'
@@ -135,7 +153,7 @@ def iter_pdf(
         if formtype in (pdfium_c.FORMTYPE_XFA_FULL, pdfium_c.FORMTYPE_XFA_FOREGROUND):
             notes = ("XFA form: rendered its AcroForm/page content (PDFium here has no XFA engine)",)
         for index in selected[:PDF_REOPEN_EVERY]:
-            yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes)
+            yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes, thumbnailer, objects_reader)
     for start in range(PDF_REOPEN_EVERY, len(selected), PDF_REOPEN_EVERY):
         if _stamp(path) != stamp:
             raise InputError(
@@ -143,7 +161,33 @@ def iter_pdf(
             )
         with _open_pdf(path, password) as doc:
             for index in selected[start : start + PDF_REOPEN_EVERY]:
-                yield _render_pdf_page(doc, path, index, dpi, max_pixels, sha, notes)
+                yield _render_pdf_page(
+                    doc, path, index, dpi, max_pixels, sha, notes, thumbnailer, objects_reader
+                )
+
+
+def _rgb_image(bitmap: pdfium.PdfBitmap) -> Image.Image:
+    """A Pillow ``RGB`` image of an ``RGBX`` bitmap (R, G, B and an unused byte a pixel, the way
+    Pillow stores RGB) that uses the bitmap's own buffer (a Python object, kept alive by the
+    image; read-only: Pillow copies it before any change in place), else a copy
+    (``convert``) for another pixel format or a Pillow without ``core.map_buffer`` (what
+    ``Image.frombuffer`` maps with; it maps an RGBX buffer as mode ``RGBX`` only).
+
+    The copy, one more page-sized buffer, was half of a page's render time at 200 DPI
+    (34 -> 17 ms on zh_ctex_manual page 1) and 15 MB more peak memory; the pixels are the same
+    (tests/parsing/test_documents.py)."""
+    if bitmap.mode == "RGBX" and not bitmap._is_foreign:
+        try:
+            core = Image.core.map_buffer(
+                bitmap.buffer, (bitmap.width, bitmap.height), "raw", 0, ("RGB", bitmap.stride, 1)
+            )
+        except (AttributeError, TypeError, ValueError):
+            core = None
+        if core is not None:
+            image = Image.new("RGB", (0, 0))._new(core)
+            image.readonly = 1
+            return image
+    return bitmap.to_pil().convert("RGB")
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -160,8 +204,11 @@ def _render_pdf_page(
     max_pixels: int,
     sha: str,
     doc_notes: tuple[str, ...],
+    thumbnailer: Thumbnailer | None = None,
+    objects_reader: ObjectsReader | None = None,
 ) -> PageImage:
     notes = list(doc_notes)
+    thumb = objects = None
     fix = "check the file; re-export the PDF, or skip the page with --pages"
     with PDFIUM_LOCK:
         try:
@@ -176,20 +223,24 @@ def _render_pdf_page(
                     f"{path}: page {index + 1} has no usable size ({width_pt} x {height_pt} pt)", fix
                 )
             scale, downscaled = _pdf_scale(width_pt, height_pt, dpi, max_pixels)
-            # RGBx: PIL shares the bitmap's memory (to_pil) and convert() makes the one copy out
-            # of PDFium's buffer; a packed RGB bitmap was copied twice (PIL keeps RGB 4 bytes a
-            # pixel): 11 MB less at 200 DPI, the same pixels on every dev-corpus page
+            # RGBx in a buffer of ours (new_native): the layout of a Pillow RGB image (4 bytes a
+            # pixel), which takes the buffer over (_rgb_image), no copy
             bitmap = page.render(
                 scale=scale,
                 may_draw_forms=True,
                 fill_color=(255, 255, 255, 255),
                 rev_byteorder=True,  # RGB byte order: no copy-swap
                 prefer_bgrx=True,
+                bitmap_maker=BUFFERS.bitmap,  # a buffer used before: no page faults (.buffers)
             )
             try:
-                image = bitmap.to_pil().convert("RGB")
+                if thumbnailer is not None and bitmap.mode == "RGBX":
+                    thumb = thumbnailer(bitmap.to_numpy())
+                image = _rgb_image(bitmap)
             finally:
                 bitmap.close()
+            if objects_reader is not None:
+                objects = objects_reader(pdfium_c, page, image.size)
         except pdfium.PdfiumError as exc:
             raise InputError(f"{path}: page {index + 1} cannot be rendered ({exc})", fix) from exc
         finally:
@@ -204,5 +255,12 @@ def _render_pdf_page(
             f"budget {max_pixels}"
         )
     return PageImage(
-        source=str(path), index=index, image=image, dpi=effective_dpi, source_sha256=sha, notes=tuple(notes)
+        source=str(path),
+        index=index,
+        image=image,
+        dpi=effective_dpi,
+        source_sha256=sha,
+        notes=tuple(notes),
+        thumbnail=Thumbnail(id(image), thumb) if thumb is not None else None,
+        objects=objects,
     )

@@ -24,6 +24,7 @@ rapid-layout and rapidocr share).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ocrstack.parsing.types import Block, PageImage
@@ -71,6 +72,16 @@ class LayoutProvider(Engine):
     def detect(self, page: PageImage) -> list[Block]:
         """Return blocks with bbox (page pixels), category, score and ``order`` (0-based)."""
         raise NotImplementedError
+
+    def thumbnailer(self) -> Callable[[Any], Any] | None:
+        """A function the PDF renderer calls with each page's pixels while it holds them (a
+        numpy ``(height, width, 4)`` uint8 view of PDFium's buffer, channels R, G, B and unused;
+        valid during the call only); what it returns is kept as the page's
+        :attr:`~ocrstack.parsing.types.PageImage.thumbnail` for :meth:`detect` (which must not
+        rely on it: a raster input, a turned page or another renderer has none). For a provider
+        that first shrinks the page: shrinking the render buffer spares a copy of the whole page.
+        Asked once per document. Default: None (no thumbnail)."""
+        return None
 
 
 class Recognizer(Engine):

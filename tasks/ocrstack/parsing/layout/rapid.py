@@ -24,13 +24,13 @@ import logging
 import os
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from ocrstack.core.errors import ConfigError
 from ocrstack.parsing.engines import LayoutProvider, ov_session
+from ocrstack.parsing.layout import picodet
 from ocrstack.parsing.layout.labels import normalise
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.parsing.types import Block, PageImage
@@ -147,7 +147,8 @@ class RapidLayoutProvider(LayoutProvider):
                 warm = np.zeros((1, 3, *PP_INPUT_SIZE), np.float32)
                 session = ov_session.OvSession(core, str(self.model), self._streams, "f32", warm, THREADS)
                 labels = ov_session.onnx_metadata(self.model).get("character", "").splitlines()
-                handler = _PicoDet(labels, conf_thresh, iou_thresh, session)
+                wheel = self.model.parents[1]
+                handler = picodet.PicoDet(wheel, PP_INPUT_SIZE, labels, conf_thresh, iou_thresh, session)
                 self._serial = threading.Lock()  # one stream: one page's layout at a time
                 self.runtime = "openvino-f32"
             else:
@@ -164,8 +165,10 @@ class RapidLayoutProvider(LayoutProvider):
                 self.runtime = "onnxruntime"
         finally:
             logging.disable(previous)
-        if not isinstance(handler.pp_preprocess, _Preprocess):
-            handler.pp_preprocess = _Preprocess(handler.pp_preprocess)
+        if not isinstance(handler.pp_preprocess, picodet.Preprocess):
+            handler.pp_preprocess = picodet.Preprocess(handler.pp_preprocess)
+        if not isinstance(handler.pp_postprocess, picodet.Decode):
+            handler.pp_postprocess = picodet.Decode(handler.pp_postprocess)
         self._input_size = handler.pp_preprocess.size
         for name in list(logging.root.manager.loggerDict):
             if name.startswith("rapid_layout") or name == "RapidLayout":
@@ -175,6 +178,17 @@ class RapidLayoutProvider(LayoutProvider):
     def load(self) -> None:
         """Load the model now (:meth:`~ocrstack.parsing.engines.Engine.load`)."""
         _ = self._engine  # the property loads it
+
+    def thumbnailer(self) -> Any:
+        """Once the model is loaded (so OpenCV is imported): OpenCV's bilinear resize of the
+        render buffer to the model's input size, the RGB channels of what :meth:`detect` would
+        make of the page image (equal to the bit on every dev-corpus page); None before."""
+        if self._loaded is None:
+            return None
+        import cv2
+
+        rh, rw = self._input_size
+        return lambda pixels: cv2.resize(pixels, (rw, rh))
 
     def model_info(self) -> dict[str, str]:
         """The ONNX file used and its runtime as run (for blocks.json); ``not loaded`` when no
@@ -191,13 +205,18 @@ class RapidLayoutProvider(LayoutProvider):
         # OpenVINO's one stream runs one page at a time: the lock keeps a second page from
         # holding its copies of the page (11 MB) while it waits
         with self._serial or contextlib.nullcontext():
-            rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
             # rapid-layout resizes to its input size first thing (PPPreProcess.resize, cv2
             # bilinear); doing that here, before the channel swap, swaps 0.5 Mpx instead of the
-            # whole page (CPU -11 % a page; boxes equal to 1e-4 px on 6 corpus pages)
+            # whole page (CPU -11 % a page; boxes equal to 1e-4 px on 6 corpus pages), and on
+            # the renderer's buffer (the thumbnail) when the page has one: the same pixels
+            # without an array copy of the whole page
             rh, rw = self._input_size
-            bgr = np.ascontiguousarray(cv2.resize(rgb, (rw, rh))[:, :, ::-1])
-            del rgb
+            small = page.thumbnail_for()
+            if small is None or small.shape[:2] != (rh, rw):
+                rgb = np.asarray(page.image if page.image.mode == "RGB" else page.image.convert("RGB"))
+                small = cv2.resize(rgb, (rw, rh))
+                del rgb
+            bgr = np.ascontiguousarray(small[:, :, 2::-1])
             out = engine(bgr)
         w, h = page.size
         sx, sy = w / rw, h / rh
@@ -219,65 +238,6 @@ class RapidLayoutProvider(LayoutProvider):
                 b.warnings.append(warning)
             blocks.append(b)
         return blocks
-
-
-def _pp_module(name: str) -> Any:
-    """Module ``name`` (``pre_process`` or ``post_process``) of rapid-layout's PP handler, run from
-    its file in the wheel without the package's ``__init__`` (which imports requests, omegaconf
-    and its ONNX Runtime route: 21 MB resident and 0.11 s that the OpenVINO route never uses);
-    the two files import only numpy, OpenCV and typing (rapid-layout 1.x)."""
-    import importlib.util
-
-    path = bundled_model().parents[1] / "model_handler" / "pp" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"ocrstack_rapid_layout_pp_{name}", path)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"{path} is missing from the rapid-layout wheel", "reinstall rapid-layout")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class _PicoDet:
-    """rapid-layout's ``PPModelHandler`` steps (pre-processing, the model, ``PPPostProcess``) around
-    an :class:`~ocrstack.parsing.engines.ov_session.OvSession`, with rapid-layout's own pre- and
-    post-processing code (:func:`_pp_module`)."""
-
-    def __init__(self, labels: list[str], conf_thresh: float, iou_thresh: float, session: Any) -> None:
-        self.pp_preprocess = _Preprocess(_pp_module("pre_process").PPPreProcess(PP_INPUT_SIZE))
-        self.pp_postprocess = _pp_module("post_process").PPPostProcess(labels, conf_thresh, iou_thresh)
-        self.session = session
-
-    def __call__(self, img: np.ndarray) -> Any:
-        """``img``: BGR uint8 (H, W, 3). Returns an object with ``boxes`` (x0, y0, x1, y1 in
-        ``img`` pixels), ``scores`` and ``class_names``, as rapid-layout's ``RapidLayoutOutput``."""
-        x = self.pp_preprocess(img)
-        boxes, scores, names = self.pp_postprocess(img.shape[:2], x, self.session(x))
-        return SimpleNamespace(boxes=boxes, scores=scores, class_names=names)
-
-
-class _Preprocess:
-    """rapid-layout's ``PPPreProcess`` (resize to the model input, ``(x / 255 - mean) / std`` per
-    channel, CHW, a batch of one, float32) computed in float32 in one pass per channel: its own
-    float64 arithmetic took 0.05 s a page, this 0.005 s, with inputs equal to 5e-7 and the same
-    blocks (tests/parsing/test_layout.py)."""
-
-    def __init__(self, pp) -> None:  # rapid_layout PPPreProcess
-        self.size: tuple[int, int] = (int(pp.size[0]), int(pp.size[1]))
-        std = np.asarray(pp.std, np.float64)
-        self._scale = (pp.scale / std).astype(np.float32)
-        self._shift = (-np.asarray(pp.mean, np.float64) / std).astype(np.float32)
-
-    def __call__(self, img: np.ndarray) -> np.ndarray:
-        import cv2
-
-        h, w = self.size
-        if img.shape[:2] != (h, w):
-            img = cv2.resize(img, (w, h))
-        out = np.empty((1, 3, h, w), np.float32)
-        for c in range(3):
-            np.multiply(img[:, :, c], self._scale[c], out=out[0, c], dtype=np.float32)
-            out[0, c] += self._shift[c]
-        return out
 
 
 def create(options: ParseOptions) -> RapidLayoutProvider:

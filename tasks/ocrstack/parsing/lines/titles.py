@@ -59,16 +59,25 @@ def ink_rows(gray: np.ndarray, bbox: BBox) -> list[tuple[int, int]]:
     return [(y0 + a, y0 + b) for a, b in runs if b - a >= 3]
 
 
-def ink_line_height(gray: np.ndarray, bbox: BBox) -> float | None:
-    """Median height (pixels) of the text rows inked inside ``bbox`` (:func:`ink_rows`), or None."""
-    runs = ink_rows(gray, bbox)
-    return float(median(b - a for a, b in runs)) if runs else None
+def _rows_in(image: Image.Image, bbox: BBox) -> list[tuple[int, int]]:
+    """:func:`ink_rows` of ``bbox`` on the page ``image`` (any Pillow mode, in 8-bit grey as
+    ``convert("L")`` gives it), measured on the block's crop: the same rows as on the whole page
+    in grey, without a grey copy and an array of the whole page (two page-sized buffers)."""
+    w, h = image.size
+    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
+    x1, y1 = min(w, int(math.ceil(bbox[2]))), min(h, int(math.ceil(bbox[3])))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return []
+    crop = image.crop((x0, y0, x1, y1))
+    gray = np.asarray(crop if crop.mode == "L" else crop.convert("L"))
+    return [(y0 + a, y0 + b) for a, b in ink_rows(gray, (0, 0, x1 - x0, y1 - y0))]
 
 
 def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: int) -> list[Block]:
     """Turn ``header`` blocks that are really the document title back into content, in place;
     returns the blocks changed. Works before any recognizer ran: heights are measured on the
-    page image (:func:`ink_line_height`), not on recognised lines.
+    page image block by block (:func:`ink_rows` of each block's crop in grey), not on
+    recognised lines.
 
     rapid-layout labels the masthead of en_twocol_ltnews24 ("LaTeX News" / "Issue 24,
     February 2016") ``header``, and assembly drops headers (a cropping recognizer was never even
@@ -82,11 +91,10 @@ def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: i
     """
     if page_index != 0 or not any(b.category is Category.HEADER for b in blocks):
         return []
-    gray = np.asarray(image.convert("L"))
     text = [b for b in blocks if b.category in (Category.TEXT, Category.LIST)]
     if not text:  # en_multicol_pari_refcard: rapid-layout boxes the whole body as one table
         text = [b for b in blocks if b.category in (Category.TABLE, Category.REFERENCE, Category.FOOTNOTE)]
-    body = [z - a for b in text for a, z in ink_rows(gray, b.bbox)]
+    body = [z - a for b in text for a, z in _rows_in(image, b.bbox)]
     if not body:
         return []
     lh = float(median(body))
@@ -95,8 +103,9 @@ def promote_title_headers(blocks: list[Block], image: Image.Image, page_index: i
         for b in sorted(blocks, key=lambda x: x.bbox[1])
         if b.category is Category.HEADER and b.bbox[1] <= TITLE_TOP_SHARE * image.height
     )
-    measured = ((b, ink_line_height(gray, b.bbox)) for b in high)
-    return promote_headers(((b, h) for b, h in measured if h is not None), lh, TITLE_INK_RATIO)
+    measured = ((b, _rows_in(image, b.bbox)) for b in high)
+    heights = ((b, float(median(z - a for a, z in runs))) for b, runs in measured if runs)
+    return promote_headers(heights, lh, TITLE_INK_RATIO)
 
 
 def promote_headers(candidates: Iterable[tuple[Block, float]], lh: float, ratio: float) -> list[Block]:

@@ -253,7 +253,13 @@ def _run_document(
         options = parser.options
         spec = ",".join(str(i + 1) for i in missing)
         pages = documents.iter_pages(
-            source, pages=spec, dpi=options.dpi, password=options.password, max_pixels=options.max_pixels
+            source,
+            pages=spec,
+            dpi=options.dpi,
+            password=options.password,
+            max_pixels=options.max_pixels,
+            thumbnailer=parser.layout.thumbnailer(),
+            objects_reader=parser.objects_reader(),
         )
         pool = ThreadPoolExecutor(max_workers=parser.workers, thread_name_prefix=interrupts.WORKER_PREFIX)
         inflight: dict[Future, int] = {}

@@ -4,19 +4,19 @@ text layer (issue 11 item 3).
 For a layout block labelled table on a page with a sound text layer:
 
 1. pdfplumber's table finder (ruling lines drawn as lines or thin rectangles,
-   https://github.com/jsvine/pdfplumber#table-extraction-methods) runs on the page cropped to
-   the block, with PDFium's ruling lines (:mod:`ocrstack.parsing.tables.rules`) as its explicit
-   edges. Its cells are kept when they form at least 2 x 2, hold at least
-   :data:`MIN_COVERED` of the block's words and do not have fewer columns than the word
-   geometry shows (a grid with missing inner rules merges columns). Merged cells become
-   ``rowspan``/``colspan``.
+   https://github.com/jsvine/pdfplumber#table-extraction-methods) runs on PDFium's ruling lines
+   (:mod:`ocrstack.parsing.tables.rules`) within the block as its explicit edges (no pdfminer
+   document is opened: the finder reads nothing else of the page). Its cells are kept when
+   they form at least 2 x 2, hold at least :data:`MIN_COVERED` of the block's words and do not
+   have fewer columns than the word geometry shows (a grid with missing inner rules merges
+   columns). Merged cells become ``rowspan``/``colspan``.
 2. Otherwise (booktabs: no vertical rules; partially ruled tables) the grid comes from the
    word positions and the rules pdfplumber sees (:func:`ocrstack.parsing.tables.grid.build_grid`).
 
 Cell texts are always the text layer's characters (PDFium, as everywhere else in ocrstack),
 never pdfminer's: a character belongs to the cell its box centre lies in. Coordinates are
-page pixels; pdfplumber's are points from the top-left of the unrotated page, so pages with
-a /Rotate use step 2 without rules.
+page pixels; pdfplumber's are points from the top-left of the unrotated page (its MediaBox),
+so pages with a /Rotate use step 2 without rules.
 """
 
 from __future__ import annotations
@@ -105,46 +105,47 @@ def slanted(boxes: Sequence[BBox]) -> bool:
 def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password: str | None):
     """(rules_v, rules_h, finder cells) of the block, in page pixels.
 
-    The edges are PDFium's (:func:`ocrstack.parsing.tables.rules.ruling_segments`) clipped to
-    the block padded by :data:`CROP_PAD_PT`, as pdfplumber's ``page.crop(...).edges`` would give
-    them; pdfplumber's table finder gets them as explicit edges (its ``lines`` strategy would
-    parse the page's content stream again with pdfminer: 0.1-1.1 s a page)."""
-    import pdfplumber
+    The edges are PDFium's (:func:`ocrstack.parsing.tables.rules.page_rules`) clipped to the block
+    padded by :data:`CROP_PAD_PT` and the page's MediaBox, as pdfplumber's
+    ``page.crop(...).edges`` would give them; pdfplumber's table finder gets them as explicit
+    edges (its ``lines`` strategy would parse the page's content stream again with pdfminer:
+    0.1-1.1 s a page). The finder (``pdfplumber.table.TableFinder``) reads nothing of the page
+    but explicit edges, so no pdfminer document is opened (it parsed the file's cross-reference
+    table and page tree: 0.03 s per table block), nor is pdfminer imported
+    (:mod:`~ocrstack.parsing.tables.finder`)."""
+    from ocrstack.parsing.tables.finder import table_module
 
+    plumber = table_module()
     s = 1.0 / px_per_pt
-    segs = rules.ruling_segments(path, index, px_per_pt, password)
-    with pdfplumber.open(str(path), password=password or "") as pdf:
-        page = pdf.pages[index]
-        crop_box = (
-            max(0.0, box[0] * s - CROP_PAD_PT),
-            max(0.0, box[1] * s - CROP_PAD_PT),
-            min(float(page.width), box[2] * s + CROP_PAD_PT),
-            min(float(page.height), box[3] * s + CROP_PAD_PT),
-        )
-        edges = _edges_in(segs, crop_box, s)
-        height = (box[3] - box[1]) * s
-        rules_v = [
-            e["x0"] * px_per_pt for e in edges if e["orientation"] == "v" and e["height"] >= 0.5 * height
-        ]
-        rules_h = [
-            (e["top"] * px_per_pt, e["x0"] * px_per_pt, e["x1"] * px_per_pt)
-            for e in edges
-            if e["orientation"] == "h"
-        ]
-        v = [e for e in edges if e["orientation"] == "v"]
-        h = [e for e in edges if e["orientation"] == "h"]
-        cells = []
-        if len(v) >= 2 and len(h) >= 2:  # fewer cannot make a cell (and pdfplumber refuses them)
-            settings = {
-                "vertical_strategy": "explicit",
-                "horizontal_strategy": "explicit",
-                "explicit_vertical_lines": v,
-                "explicit_horizontal_lines": h,
-            }
-            tables = page.crop(crop_box).find_tables(table_settings=settings)
-            if tables:
-                best = max(tables, key=lambda t: len(t.cells))
-                cells = [tuple(val * px_per_pt for val in c) for c in best.cells]
+    found = rules.page_rules(path, index, px_per_pt, password)
+    crop_box = (
+        max(0.0, box[0] * s - CROP_PAD_PT),
+        max(0.0, box[1] * s - CROP_PAD_PT),
+        min(found.width_pt, box[2] * s + CROP_PAD_PT),
+        min(found.height_pt, box[3] * s + CROP_PAD_PT),
+    )
+    edges = _edges_in(found.segments, crop_box, s)
+    height = (box[3] - box[1]) * s
+    rules_v = [e["x0"] * px_per_pt for e in edges if e["orientation"] == "v" and e["height"] >= 0.5 * height]
+    rules_h = [
+        (e["top"] * px_per_pt, e["x0"] * px_per_pt, e["x1"] * px_per_pt)
+        for e in edges
+        if e["orientation"] == "h"
+    ]
+    v = [e for e in edges if e["orientation"] == "v"]
+    h = [e for e in edges if e["orientation"] == "h"]
+    cells = []
+    if len(v) >= 2 and len(h) >= 2:  # fewer cannot make a cell (and pdfplumber refuses them)
+        settings = {
+            "vertical_strategy": "explicit",
+            "horizontal_strategy": "explicit",
+            "explicit_vertical_lines": v,
+            "explicit_horizontal_lines": h,
+        }
+        tables = plumber.TableFinder(None, plumber.TableSettings.resolve(settings)).tables
+        if tables:
+            best = max(tables, key=lambda t: len(t.cells))
+            cells = [tuple(val * px_per_pt for val in c) for c in best.cells]
     return rules_v, rules_h, cells
 
 

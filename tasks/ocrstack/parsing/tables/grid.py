@@ -126,21 +126,7 @@ def column_edges(
     x0, x1 = int(box[0]), int(box[2]) + 1
     rows = _rows(words)
     n = n_rows or len(rows)
-    cover = [0] * (x1 - x0 + 1)
-    crossed = [0] * len(cover)  # cover by the rows of ``words`` and of ``over``
-    split = [0] * len(cover)  # rows with words left and right of x and none over it
-    for row in rows + _rows(over):
-        hit = [False] * len(cover)
-        for w in row:
-            for x in range(max(x0, int(w.bbox[0])), min(x1, int(w.bbox[2]) + 1)):
-                hit[x - x0] = True
-        first_end = min(int(w.bbox[2]) for w in row) - x0
-        last_start = max(int(w.bbox[0]) for w in row) - x0
-        own = any(row is r for r in rows)
-        for i, h in enumerate(hit):
-            crossed[i] += h
-            cover[i] += h and own
-            split[i] += own and not h and first_end < i < last_start
+    cover, crossed, split = _tally(rows, _rows(over), x0, x1)
     lh = median(w.bbox[3] - w.bbox[1] for w in words) if words else 1.0
     limit, weak = int(BRIDGE_SHARE * n), int(WEAK_BRIDGE_SHARE * n)
     edges: list[float] = []
@@ -175,6 +161,32 @@ def column_edges(
         else:
             k += 1
     return out
+
+
+def _tally(rows: list[list[Word]], over: list[list[Word]], x0: int, x1: int) -> tuple[list[int], ...]:
+    """Per pixel column x0..x1 of a table box, as counts of rows: ``cover`` (rows of ``rows``
+    with a word over the column), ``crossed`` (the same over ``rows`` and ``over``), ``split``
+    (rows of ``rows`` with words left and right of the column and none over it). A word covers
+    the columns ``int(x0)`` to ``int(x1)``. Counted with numpy a row at a time (whole rows of
+    pixel columns: 4.5 ms a table block in Python loops)."""
+    import numpy as np
+
+    size = x1 - x0 + 1
+    cover, crossed, split = (np.zeros(size, np.int64) for _ in range(3))
+    at = np.arange(size)
+    for own, row in [(True, r) for r in rows] + [(False, r) for r in over]:
+        hit = np.zeros(size, bool)
+        for w in row:
+            lo, hi = max(x0, int(w.bbox[0])) - x0, min(x1, int(w.bbox[2]) + 1) - x0
+            if hi > lo:  # (a negative end would count from the other side)
+                hit[lo:hi] = True
+        crossed += hit
+        if own:
+            first_end = min(int(w.bbox[2]) for w in row) - x0
+            last_start = max(int(w.bbox[0]) for w in row) - x0
+            cover += hit
+            split += ~hit & (first_end < at) & (at < last_start)
+    return cover.tolist(), crossed.tolist(), split.tolist()
 
 
 def _phrases(row: Sequence[Word], gap: float) -> list[Word]:

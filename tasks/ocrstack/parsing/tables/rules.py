@@ -23,6 +23,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ocrstack.parsing.documents import PDFIUM_LOCK
 from ocrstack.parsing.documents.pdfspace import PageToPixels, page_to_pixels
@@ -117,12 +118,31 @@ def _walk(raw, objs, m: Matrix, depth: int, to_px: PageToPixels, tol: float, out
                     out.append(Segment((x0 + x1) / 2, y0, (x0 + x1) / 2, y1, "v"))
 
 
+class PageRules(NamedTuple):
+    """The ruling segments of one page (page pixels) and its MediaBox size (points, not turned
+    by /Rotate: pdfplumber's ``page.width`` and ``page.height`` for an unrotated page)."""
+
+    segments: tuple[Segment, ...]
+    width_pt: float
+    height_pt: float
+
+
 def ruling_segments(
     path: Path | str, index: int, px_per_pt: float, password: str | None = None
 ) -> tuple[Segment, ...]:
     """Horizontal and vertical segments of the painted paths of page ``index`` (0-based), in
-    page pixels at ``px_per_pt`` (render DPI / 72). Cached per file version (path, size,
-    modification time) and page, so the table blocks of one page share one walk.
+    page pixels at ``px_per_pt`` (render DPI / 72): :func:`page_rules`' segments.
+
+    Raises:
+        pypdfium2.PdfiumError: the file or page cannot be loaded.
+        OSError: the file cannot be read.
+    """
+    return page_rules(path, index, px_per_pt, password).segments
+
+
+def page_rules(path: Path | str, index: int, px_per_pt: float, password: str | None = None) -> PageRules:
+    """:class:`PageRules` of page ``index`` (0-based) at ``px_per_pt``. Cached per file version
+    (path, size, modification time) and page, so the table blocks of one page share one walk.
 
     Raises:
         pypdfium2.PdfiumError: the file or page cannot be loaded.
@@ -135,7 +155,7 @@ def ruling_segments(
 @functools.lru_cache(maxsize=16)
 def _cached(
     path: str, _size: int, _mtime: int, index: int, px_per_pt: float, password: str | None
-) -> tuple[Segment, ...]:
+) -> PageRules:
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
@@ -146,6 +166,7 @@ def _cached(
             page = doc[index]
             try:
                 w, h = page.get_size()
+                left, bottom, right, top = page.get_mediabox()
                 to_px = page_to_pixels(raw, page.raw, (round(w * px_per_pt), round(h * px_per_pt)))
                 n = raw.FPDFPage_CountObjects(page.raw)
                 objs = (raw.FPDFPage_GetObject(page.raw, k) for k in range(n))
@@ -154,4 +175,4 @@ def _cached(
                 page.close()
         finally:
             doc.close()
-    return tuple(out)
+    return PageRules(tuple(out), abs(right - left), abs(top - bottom))

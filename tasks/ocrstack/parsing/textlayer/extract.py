@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ocrstack.parsing.documents.pdfspace import page_to_pixels
+from ocrstack.parsing.documents.pdfspace import PageToPixels, page_to_pixels
 from ocrstack.parsing.types import BBox
 
 #: Text render modes that paint nothing (ISO 32000-1 section 9.3.6, table 106).
@@ -127,11 +128,20 @@ def _union(a: BBox, b: BBox) -> BBox:
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
-def page_text(path: Path | str, index: int, size: tuple[int, int], password: str | None = None) -> PageText:
+def page_text(
+    path: Path | str,
+    index: int,
+    size: tuple[int, int],
+    password: str | None = None,
+    objects_read: Callable[[PageText], None] | None = None,
+) -> PageText:
     """Extract the text layer of page ``index`` (0-based) of the PDF at ``path``.
 
     ``size``: (width, height) in pixels of the rendered page image (``PageImage.size``); the
     boxes are scaled to it, so a page downscaled for the pixel budget still lines up.
+    ``objects_read``: called with the page's :class:`PageText` once its image, path and form
+    objects are in and before its characters are read (most of the time: thousands of
+    characters a page), e.g. to start work those objects already call for.
 
     Raises:
         pypdfium2.PdfiumError: the file or page cannot be loaded (the caller, which rendered
@@ -147,7 +157,7 @@ def page_text(path: Path | str, index: int, size: tuple[int, int], password: str
         try:
             page = doc[index]
             try:
-                return _read_page(raw, page, size)
+                return _read_page(raw, page, size, objects_read)
             finally:
                 page.close()
         finally:
@@ -167,9 +177,19 @@ def _font_name(raw, obj) -> str:  # pdfium handles
     return buf.value.decode("utf-8", "replace")
 
 
-def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objects
-    box = page_to_pixels(raw, page.raw, size).box
+def page_objects(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objects
+    """The image, path and form objects of a loaded page (``page``: a ``pypdfium2.PdfPage``,
+    ``raw``: ``pypdfium2.raw``), no characters, boxes in the pixels of ``size``: for the renderer,
+    which holds the page already (:func:`ocrstack.parsing.documents.iter_pages` ``objects_reader``).
+    The caller holds :data:`~ocrstack.parsing.documents.PDFIUM_LOCK`."""
     out = PageText(size=size, rotation=page.get_rotation())
+    _read_objects(raw, page, page_to_pixels(raw, page.raw, size).box, out)
+    return out
+
+
+def _read_objects(raw, page, box, out: PageText) -> dict[int, int]:  # pypdfium2 objects
+    """The page's top-level objects into ``out`` (images, paths, forms); returns each object's
+    painting index by its address."""
     z_of: dict[int, int] = {}
     for k in range(raw.FPDFPage_CountObjects(page.raw)):
         obj = raw.FPDFPage_GetObject(page.raw, k)
@@ -186,9 +206,18 @@ def _read_page(raw, page, size: tuple[int, int]) -> PageText:  # pypdfium2 objec
                     out.images.append((bounds, k))
                 else:
                     out.paths.append(bounds)
+    return z_of
+
+
+def _read_page(raw, page, size: tuple[int, int], objects_read=None) -> PageText:  # pypdfium2 objects
+    to_px = page_to_pixels(raw, page.raw, size)
+    out = PageText(size=size, rotation=page.get_rotation())
+    z_of = _read_objects(raw, page, to_px.box, out)
+    if objects_read is not None:
+        objects_read(out)
     textpage = page.get_textpage()
     try:
-        _read_chars(raw, textpage.raw, box, z_of, out)
+        _read_chars(raw, textpage.raw, to_px, z_of, out)
     finally:
         textpage.close()
     return out
@@ -202,21 +231,37 @@ HYPHEN_CODES = frozenset({0x02, 0x2D, 0xAD, 0xFFFE})
 
 def _held(fn, restype=None):  # a pypdfium2.raw function -> the same C function
     """The C function behind ``fn`` (a ``pypdfium2.raw`` function), called without releasing the
-    GIL (``ctypes.PYFUNCTYPE``), with result type ``restype`` (default ``fn``'s).
+    GIL (``ctypes.PYFUNCTYPE``), with result type ``restype`` (default ``fn``'s) and its pointer
+    arguments as plain addresses (``c_void_p``: call it with ints, :func:`_address`).
 
     The per-character reads are microseconds each, thousands a page: released and taken again
     around every call, the GIL went to the other page's thread each time (the convoy effect),
     and the text layer of a page took several times its CPU in wall time while another page was
-    processed. These calls compute from PDFium's text page and call no Python code."""
-    proto = ctypes.PYFUNCTYPE(restype or fn.restype, *fn.argtypes)
+    processed. These calls compute from PDFium's text page and call no Python code. Typed
+    pointer arguments were half of each call's cost (0.54 -> 0.27 us measured here)."""
+    args = [ctypes.c_void_p if issubclass(t, ctypes._Pointer) else t for t in fn.argtypes]
+    proto = ctypes.PYFUNCTYPE(restype or fn.restype, *args)
     return proto(ctypes.cast(fn, ctypes.c_void_p).value)
 
 
-def _read_chars(raw, tp, box, z_of: dict[int, int], out: PageText) -> None:  # pdfium handles
+def _address(obj) -> int:
+    """The address of a ctypes pointer (``obj``'s value) or of a ctypes structure (``obj`` itself)."""
+    if isinstance(obj, ctypes._Pointer):
+        return ctypes.cast(obj, ctypes.c_void_p).value or 0
+    return ctypes.addressof(obj)
+
+
+def _read_chars(raw, tp, to_px: PageToPixels, z_of: dict[int, int], out: PageText) -> None:  # pdfium handles
     """Every character of text page ``tp`` into ``out.chars`` (see the module docstring). The render
     mode, font and direction are read once per text object (PDFium's character angle is its text
-    object's: equal for every character of an object over the corpus and the olmOCR sample)."""
+    object's: equal for every character of an object over the corpus and the olmOCR sample).
+    On a page without /Rotate 90 or 270 each box is :meth:`PageToPixels.box` written out (the
+    same values, a third of the time: a page holds thousands of characters)."""
+    box = to_px.box
+    upright = to_px.b == 0.0 and to_px.c == 0.0
+    ox, oy, sx, sy = to_px.ox, to_px.oy, to_px.a, to_px.d
     rect = raw.FS_RECTF()
+    rect_at, at = _address(rect), _address(tp)  # kept alive by ``rect`` and the caller's text page
     get_unicode, is_generated = _held(raw.FPDFText_GetUnicode), _held(raw.FPDFText_IsGenerated)
     loose_box, map_error = _held(raw.FPDFText_GetLooseCharBox), _held(raw.FPDFText_HasUnicodeMapError)
     is_hyphen, char_angle = _held(raw.FPDFText_IsHyphen), _held(raw.FPDFText_GetCharAngle)
@@ -227,13 +272,26 @@ def _read_chars(raw, tp, box, z_of: dict[int, int], out: PageText) -> None:  # p
     by_object: dict[int, list] = {}  # addr -> [mode, font, z, direction or None until read]
     empty: BBox = (0.0, 0.0, 0.0, 0.0)
     for i in range(raw.FPDFText_CountChars(tp)):
-        code = get_unicode(tp, i)
-        generated = is_generated(tp, i) == 1
-        if generated or not loose_box(tp, i, rect):
+        code = get_unicode(at, i)
+        generated = is_generated(at, i) == 1
+        if generated or not loose_box(at, i, rect_at):
             bbox = empty
+        elif upright:
+            x0, x1, y0, y1 = (
+                ox + sx * rect.left,
+                ox + sx * rect.right,
+                oy + sy * rect.bottom,
+                oy + sy * rect.top,
+            )
+            bbox = (
+                x1 if x1 < x0 else x0,
+                y1 if y1 < y0 else y0,
+                x1 if x1 > x0 else x0,
+                y1 if y1 > y0 else y0,
+            )
         else:
             bbox = box(rect.left, rect.bottom, rect.right, rect.top)
-        addr = object_of(tp, i) or 0
+        addr = object_of(at, i) or 0
         known = by_object.get(addr)
         if known is None:
             obj = raw.FPDFText_GetTextObject(tp, i) if addr else None
@@ -251,22 +309,22 @@ def _read_chars(raw, tp, box, z_of: dict[int, int], out: PageText) -> None:  # p
                 pair = chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
                 chars[-1] = replace(prev, text=pair, bbox=_union(prev.bbox, bbox))
                 continue
-        hyphen = code in HYPHEN_CODES and (code == 0x02 or is_hyphen(tp, i) == 1)
+        hyphen = code in HYPHEN_CODES and (code == 0x02 or is_hyphen(at, i) == 1)
         if code == 0x02:  # PDFium's mark for a soft hyphen at a line end; get_text_range: U+FFFE
             code = 0xFFFE
         if generated:
             turn = 0
         elif not addr:
-            turn = direction(char_angle(tp, i), rotation)
+            turn = direction(char_angle(at, i), rotation)
         elif turn is None:
-            turn = known[3] = direction(char_angle(tp, i), rotation)
+            turn = known[3] = direction(char_angle(at, i), rotation)
         chars.append(
             Char(
                 text=chr(code) if 0 < code < 0x110000 else "",
                 bbox=bbox,
                 generated=generated,
                 hyphen=hyphen,
-                map_error=map_error(tp, i) == 1,
+                map_error=map_error(at, i) == 1,
                 render_mode=mode,
                 z=z,
                 font=font_name,

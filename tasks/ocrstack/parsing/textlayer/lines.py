@@ -118,14 +118,20 @@ def _ov(a0: float, a1: float, b0: float, b1: float) -> float:
 
 
 def _same_line(prev: BBox, c: BBox) -> bool:
-    h = min(prev[3] - prev[1], c[3] - c[1])
-    w = min(prev[2] - prev[0], c[2] - c[0])
-    if h > 0 and _ov(prev[1], prev[3], c[1], c[3]) >= SAME_LINE_OVERLAP * h:  # left-right text
-        gap = max(c[0] - prev[2], prev[0] - c[2])
-        return gap <= MAX_GAP * max(prev[3] - prev[1], c[3] - c[1])
-    if w > 0 and _ov(prev[0], prev[2], c[0], c[2]) >= SAME_LINE_OVERLAP * w:  # top-bottom text
-        gap = max(c[1] - prev[3], prev[1] - c[3])
-        return gap <= MAX_GAP * max(prev[2] - prev[0], c[2] - c[0])
+    # once per character of a page: min/max of two written out (``b if b < a else a`` is
+    # ``min(a, b)``, ``b if b > a else a`` is ``max(a, b)``), a third of the time of the calls
+    p0, p1, p2, p3 = prev
+    c0, c1, c2, c3 = c
+    ph, ch = p3 - p1, c3 - c1
+    h = ch if ch < ph else ph
+    if h > 0 and (c3 if c3 < p3 else p3) - (c1 if c1 > p1 else p1) >= SAME_LINE_OVERLAP * h:  # left-right
+        g0, g1 = c0 - p2, p0 - c2
+        return (g1 if g1 > g0 else g0) <= MAX_GAP * (ch if ch > ph else ph)
+    pw, cw = p2 - p0, c2 - c0
+    w = cw if cw < pw else pw
+    if w > 0 and (c2 if c2 < p2 else p2) - (c0 if c0 > p0 else p0) >= SAME_LINE_OVERLAP * w:  # top-bottom
+        g0, g1 = c1 - p3, p1 - c3
+        return (g1 if g1 > g0 else g0) <= MAX_GAP * (cw if cw > pw else pw)
     return False
 
 

@@ -76,9 +76,10 @@ def is_page_number(text: str) -> bool:
     return not _NOT_NUMBER.search(text) and bool(_DIGIT.search(text))
 
 
-def plain_reason(pt: PageText, verdict: Verdict, dpi: float) -> str | None:
-    """Why the page needs the layout model, or None when its layer alone can be read
-    (see module docstring). ``dpi``: the pixels of ``pt`` per inch."""
+def objects_reason(pt: PageText, dpi: float) -> str | None:
+    """Why the page needs the layout model from its image, form and path objects alone (the
+    first three rules of the module docstring; the characters need not be read yet), or None.
+    ``dpi``: the pixels of ``pt`` per inch."""
     if pt.images or pt.forms:
         return "images or form objects on the page"
     thin = RULE_PT * dpi / 72.0
@@ -87,6 +88,15 @@ def plain_reason(pt: PageText, verdict: Verdict, dpi: float) -> str | None:
         return "drawings on the page (path objects other than rules)"
     if len(rules) > MAX_RULES:
         return f"{len(rules)} rules on the page (a table?)"
+    return None
+
+
+def plain_reason(pt: PageText, verdict: Verdict, dpi: float) -> str | None:
+    """Why the page needs the layout model, or None when its layer alone can be read
+    (see module docstring). ``dpi``: the pixels of ``pt`` per inch."""
+    reason = objects_reason(pt, dpi)
+    if reason is not None:
+        return reason
     if verdict.counts.get("bad", 0):
         return "unfaithful characters (math)"
     chars = [c for c in pt.chars if not c.generated and c.text.strip()]

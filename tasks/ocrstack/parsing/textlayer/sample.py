@@ -20,11 +20,10 @@ from ocrstack.parsing.textlayer.soundness import (
     SAMPLE_MIN_AGREEMENT,
     SAMPLE_MIN_CHARS,
     Verdict,
-    bad_reason,
+    faithful,
     ocr_can_judge,
     sample_agreement,
     sample_length,
-    usable,
 )
 from ocrstack.parsing.types import BBox, PageImage
 
@@ -98,11 +97,8 @@ def check_sample(
     """
     if read is None or not verdict.sound:
         return verdict, set()
-    ok = usable(pt, accept_hidden)
     fonts: list[frozenset[str]] = []
-    runs = build_lines(
-        pt.chars, lambda c: ok(c) and bad_reason(c) is None, max_chars=SAMPLE_RUN_CHARS, fonts_out=fonts
-    )
+    runs = build_lines(pt.chars, faithful(pt, accept_hidden), max_chars=SAMPLE_RUN_CHARS, fonts_out=fonts)
     lines = [(ln, f) for ln, f in zip(runs, fonts, strict=True) if not is_vertical(ln) and not f <= checked]
     if not lines and runs:
         note = "not taken: every font on the page agreed with OCR on an earlier page of this document"

@@ -126,19 +126,35 @@ class Verdict:
         return out
 
 
+def hidden_reasons(pt: PageText) -> list[str | None]:
+    """:func:`hidden_reason` of each character of ``pt`` (``pt.chars`` order), found once a page
+    and kept in ``pt.cache`` (:func:`tally` and :func:`usable` both ask)."""
+    got = pt.cache.get("hidden")
+    if got is None:
+        got = pt.cache["hidden"] = [hidden_reason(c, pt.size, pt.images) for c in pt.chars]
+    return got
+
+
+def bad_reasons(pt: PageText) -> list[str | None]:
+    """:func:`bad_reason` of each character of ``pt`` (``pt.chars`` order), found once a page and
+    kept in ``pt.cache`` (the tally, the OCR-free check, the lines and the tables all ask)."""
+    got = pt.cache.get("bad")
+    if got is None:
+        got = pt.cache["bad"] = [bad_reason(c) for c in pt.chars]
+    return got
+
+
 def tally(pt: PageText) -> Counter:
     """Count visible/hidden/bad characters of ``pt`` and each reason (see module docstring)."""
     n: Counter = Counter()
-    for c in pt.chars:
+    for c, h, b in zip(pt.chars, hidden_reasons(pt), bad_reasons(pt), strict=True):
         if not is_text(c):
             continue
-        h = hidden_reason(c, pt.size, pt.images)
         if h:
             n["hidden"] += 1
             n[h] += 1
             continue
         n["visible"] += 1
-        b = bad_reason(c)
         if b:
             n["bad"] += 1
             n[b] += 1
@@ -293,5 +309,29 @@ def usable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
         return lambda c: True
     keep = pt.cache.get("visible")
     if keep is None:  # the text-layer stage asks three times a page
-        keep = pt.cache["visible"] = {id(c) for c in pt.chars if hidden_reason(c, pt.size, pt.images) is None}
+        keep = pt.cache["visible"] = {
+            id(c) for c, h in zip(pt.chars, hidden_reasons(pt), strict=True) if h is None
+        }
     return lambda c: id(c) in keep
+
+
+def kept(
+    pt: PageText, accept_hidden: bool, test: Callable[[str | None, Char], bool], name: str
+) -> Callable[[Char], bool]:
+    """Predicate: :func:`usable` (with ``accept_hidden``) and ``test(bad reason, char)``, decided
+    once per character of ``pt`` and kept in ``pt.cache`` under ``name`` (a set lookup)."""
+    key = (name, accept_hidden)
+    ids = pt.cache.get(key)
+    if ids is None:
+        hidden, bad = hidden_reasons(pt), bad_reasons(pt)
+        ids = pt.cache[key] = {
+            id(c)
+            for c, h, b in zip(pt.chars, hidden, bad, strict=True)
+            if (accept_hidden or h is None) and test(b, c)
+        }
+    return lambda c: id(c) in ids
+
+
+def faithful(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
+    """Predicate: a :func:`usable` character without a :func:`bad_reason` (see :func:`kept`)."""
+    return kept(pt, accept_hidden, lambda b, c: b is None, "faithful")

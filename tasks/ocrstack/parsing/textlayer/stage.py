@@ -26,7 +26,7 @@ Per page, for ``--text-layer auto`` (default) or ``on``:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -40,7 +40,16 @@ from ocrstack.parsing.textlayer import headings
 from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.lines import build_lines, is_vertical
 from ocrstack.parsing.textlayer.sample import CheckedFonts, check_sample
-from ocrstack.parsing.textlayer.soundness import MIN_CHARS, Verdict, bad_reason, is_text, judge, usable
+from ocrstack.parsing.textlayer.soundness import (
+    MIN_CHARS,
+    Verdict,
+    bad_reason,
+    faithful,
+    is_text,
+    judge,
+    kept,
+    usable,
+)
 from ocrstack.parsing.textlayer.vouch import Vouched, vouch
 from ocrstack.parsing.types import BBox, Block, Category, PageImage
 
@@ -71,8 +80,14 @@ BIG_TABLE = 0.5
 IMAGE_COVER = 0.3
 
 
-def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[PageText | None, Verdict]:
-    """Extract and judge the text layer of ``page``; ``mode`` is ``auto``, ``on`` or ``off``.
+def read_page(
+    page: PageImage,
+    mode: str,
+    password: str | None = None,
+    objects_read: Callable[[PageText], None] | None = None,
+) -> tuple[PageText | None, Verdict]:
+    """Extract and judge the text layer of ``page``; ``mode`` is ``auto``, ``on`` or ``off``;
+    ``objects_read`` as :func:`~.extract.page_text` (not called when no layer is read).
 
     ``on`` accepts an invisible OCR layer over a scan and uses a layer whatever the
     character checks say (the reasons are kept, prefixed "used anyway"), as long as it has
@@ -84,7 +99,7 @@ def read_page(page: PageImage, mode: str, password: str | None = None) -> tuple[
     if page.dpi is None:
         return None, Verdict(False, ["raster input: no text layer"])
     try:
-        pt = page_text(page.source, page.index, page.size, password)
+        pt = page_text(page.source, page.index, page.size, password, objects_read)
     except Exception as exc:  # PDFium rendered the page: its text is optional
         return None, Verdict(False, [f"text layer unreadable ({type(exc).__name__}: {exc})"])
     verdict = judge(pt, accept_ocr_layer=mode == TextLayerMode.ON)
@@ -104,9 +119,8 @@ def layer_lines(pt: PageText, accept_hidden: bool = False) -> tuple[list[Line], 
     key = ("lines", accept_hidden)
     got = pt.cache.get(key)
     if got is None:
-        ok = usable(pt, accept_hidden)
         fonts: list[frozenset[str]] = []
-        lines = build_lines(pt.chars, lambda c: ok(c) and printable(c), fonts_out=fonts)
+        lines = build_lines(pt.chars, _printable(pt, accept_hidden), fonts_out=fonts)
         got = pt.cache[key] = (lines, fonts)
     return got
 
@@ -114,17 +128,25 @@ def layer_lines(pt: PageText, accept_hidden: bool = False) -> tuple[list[Line], 
 def vouch_page(pt: PageText, grey: Image.Image, checked: frozenset[str] = frozenset()) -> Vouched:
     """:func:`~.vouch.vouch` on a sound page: its visible, faithful characters, its
     :func:`layer_lines`, ``grey`` the page in grey (mode ``L``, the pixels of ``pt``'s boxes)."""
-    ok = usable(pt)
     lines, _ = layer_lines(pt)
-    return vouch(pt.chars, lambda c: ok(c) and bad_reason(c) is None, lines, grey, checked)
+    return vouch(pt.chars, faithful(pt), lines, grey, checked)
 
 
 def printable(c: Char) -> bool:
     """The character can stand in text: faithful, or an ASCII character PDFium read from the
     font's own encoding after a ToUnicode map error (TeX math fonts: the primes and letters of
     math_crc_paper; the non-ASCII guesses, Hangul and IPA letters on math_zh_gaokao_exam, are junk)."""
-    reason = bad_reason(c)
+    return _printable_reason(bad_reason(c), c)
+
+
+def _printable_reason(reason: str | None, c: Char) -> bool:
     return reason is None or (reason == "unmapped" and len(c.text) == 1 and "!" <= c.text <= "~")
+
+
+def _printable(pt: PageText, accept_hidden: bool = False) -> Callable[[Char], bool]:
+    """Predicate: a :func:`~.soundness.usable`, :func:`printable` character of ``pt`` (decided once
+    a page: :func:`~.soundness.kept`)."""
+    return kept(pt, accept_hidden, _printable_reason, "printable")
 
 
 class _Index:
@@ -192,6 +214,7 @@ def fill_blocks(
     """
     ok = usable(pt, accept_hidden)
     visible = [c for c in pt.chars if ok(c)]
+    is_printable = _printable(pt, accept_hidden)
     index = _Index(visible)
     math_page = verdict.counts.get("bad", 0) > 0
     px_per_pt = (page.dpi or 72.0) / 72.0
@@ -225,10 +248,11 @@ def fill_blocks(
     lines = [ln for ln, _ in kept]
     filled = assign_lines(layer_blocks, lines, structured=True, height=page.size[1])
     headings.promote(filled, lines, [f for _, f in kept])
+    good: list[Char] | None = None  # the table cells' characters, once a page
     for b in filled:
         b.source = SOURCE_LAYER
         if b.category is Category.TABLE:
-            good = [c for c in visible if printable(c)]
+            good = [c for c in visible if is_printable(c)] if good is None else good
             html = table_html(good, b.bbox, page.source, page.index, px_per_pt, password, pt.rotation)
             if html is not None:
                 b.text = html
