@@ -28,6 +28,7 @@ def lint(session: nox.Session) -> None:
     """Lint the package and tests with ruff."""
     _install(session, "dev")
     session.run("ruff", "check", "tasks", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "tasks", "tests", "scripts", "noxfile.py")
 
 
 @nox.session

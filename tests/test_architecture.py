@@ -142,6 +142,19 @@ def test_ruff_gates_hold() -> None:
     assert cp.returncode == 0, cp.stdout + cp.stderr
 
 
+def test_the_code_is_as_the_formatter_writes_it() -> None:
+    """``ruff format --check`` ([tool.ruff] line length) passes: no file drifts from the formatter."""
+    cp = subprocess.run(
+        [str(_ruff()), "format", "--check", "--no-cache", "tasks", "tests", "scripts", "noxfile.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
 def test_ruff_gates_catch_complexity_and_unused_noqa(tmp_path: Path) -> None:
     """A function of complexity 26 and a ``# noqa`` that silences nothing fail the same config."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")

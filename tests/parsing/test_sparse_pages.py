@@ -164,9 +164,7 @@ def _parser(blocks):
 
 
 def test_a_cropping_recognizer_reads_paratext_when_it_is_all_the_page_has():
-    page = PageImage(
-        source="x.png", index=2, image=paper((800, 1000)), dpi=200, source_sha256="0" * 64
-    )
+    page = PageImage(source="x.png", index=2, image=paper((800, 1000)), dpi=200, source_sha256="0" * 64)
     only_head = _parser([Block((40, 40, 400, 90), Category.HEADER)])
     result = only_head.parse_page(page)
     assert only_head.recognizer.asked == [Category.HEADER] and result.blocks[0].text == "read"
