@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 PENDING, SENDING = "pending", "sending"
@@ -57,9 +58,7 @@ class SqliteCallbacks:
     _db: Any
     _lock: Any
     boot: str
-
-    def get(self, job_id: str) -> Any:  # provided by the store
-        raise NotImplementedError
+    get: Callable[[str], Any]  # the store's
 
     def claim_callback(self, hold: float) -> Any:
         """Hold the oldest owed callback for ``hold`` seconds; its job (None: none is owed)."""
@@ -100,12 +99,8 @@ class PostgresCallbacks:
     clock, so replicas' clocks need not agree; ``SKIP LOCKED``: two replicas never claim one row)."""
 
     boot: str
-
-    def get(self, job_id: str) -> Any:  # provided by the store
-        raise NotImplementedError
-
-    def _one(self, sql: str, args: tuple | dict = ()) -> dict | None:  # provided by the store
-        raise NotImplementedError
+    get: Callable[[str], Any]  # the store's
+    _one: Callable[..., dict | None]  # the store's: one row of one statement
 
     def claim_callback(self, hold: float) -> Any:
         """Hold the oldest owed callback for ``hold`` seconds; its job (None: none is owed)."""
