@@ -190,19 +190,12 @@ def test_the_finder_without_pdfplumbers_package_finds_pdfplumbers_tables(gaps: b
     """The finder run from pdfplumber's own table.py in a private package gives the tables
     pdfplumber.table.TableFinder gives (the same code, loaded without pdfminer)."""
     plumber = pytest.importorskip("pdfplumber.table")
-    from ocrstack.parsing.tables.finder import PACKAGE, table_module
+    from ocrstack.parsing.tables.finder import PACKAGE, explicit_tables, table_module
 
     ours = table_module()
     assert ours.__name__ == f"{PACKAGE}.table" and ours is not plumber
     v, h = _edges([50.0, 90.5, 130.0, 171.2, 220.0], [100.0, 120.0, 141.5, 160.0, 200.0, 230.0], gaps)
-    settings = {
-        "vertical_strategy": "explicit",
-        "horizontal_strategy": "explicit",
-        "explicit_vertical_lines": v,
-        "explicit_horizontal_lines": h,
-    }
-    got = ours.TableFinder(None, ours.TableSettings.resolve(settings)).tables
-    want = plumber.TableFinder(None, plumber.TableSettings.resolve(settings)).tables
+    got, want = explicit_tables(ours, v, h), explicit_tables(plumber, v, h)
     assert [t.cells for t in got] == [t.cells for t in want] and len(got[0].cells) >= 12
 
 

@@ -113,7 +113,7 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
     but explicit edges, so no pdfminer document is opened (it parsed the file's cross-reference
     table and page tree: 0.03 s per table block), nor is pdfminer imported
     (:mod:`~ocrstack.parsing.tables.finder`)."""
-    from ocrstack.parsing.tables.finder import table_module
+    from ocrstack.parsing.tables.finder import explicit_tables, table_module
 
     plumber = table_module()
     s = 1.0 / px_per_pt
@@ -136,13 +136,7 @@ def _plumber(path: Path | str, index: int, box: BBox, px_per_pt: float, password
     h = [e for e in edges if e["orientation"] == "h"]
     cells = []
     if len(v) >= 2 and len(h) >= 2:  # fewer cannot make a cell (and pdfplumber refuses them)
-        settings = {
-            "vertical_strategy": "explicit",
-            "horizontal_strategy": "explicit",
-            "explicit_vertical_lines": v,
-            "explicit_horizontal_lines": h,
-        }
-        tables = plumber.TableFinder(None, plumber.TableSettings.resolve(settings)).tables
+        tables = explicit_tables(plumber, v, h)
         if tables:
             best = max(tables, key=lambda t: len(t.cells))
             cells = [tuple(val * px_per_pt for val in c) for c in best.cells]

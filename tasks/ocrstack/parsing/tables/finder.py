@@ -55,6 +55,19 @@ def table_module() -> Any:
             return pdfplumber.table
 
 
+def explicit_tables(module: Any, vertical: list[dict], horizontal: list[dict]) -> list[Any]:
+    """The tables ``module.TableFinder`` (pdfplumber's ``table`` module, ours or its own) finds
+    on explicit edges only: pdfplumber edge dicts (``x0``, ``top``, ``x1``, ``bottom``,
+    ``orientation`` ...; points). Each table has ``cells``, ``(x0, top, x1, bottom)`` points."""
+    settings = {
+        "vertical_strategy": "explicit",
+        "horizontal_strategy": "explicit",
+        "explicit_vertical_lines": vertical,
+        "explicit_horizontal_lines": horizontal,
+    }
+    return module.TableFinder(None, module.TableSettings.resolve(settings)).tables
+
+
 def _module(name: str, path: Path, package: bool = False) -> types.ModuleType:
     """Run ``path`` as module ``PACKAGE.name`` (a package's ``__init__`` when ``package``)."""
     full = f"{PACKAGE}.{name}" if name else PACKAGE
