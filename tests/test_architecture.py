@@ -128,30 +128,28 @@ def _ruff() -> Path:
     return exe
 
 
-def test_ruff_gates_hold() -> None:
-    """The lint of pyproject.toml ([tool.ruff]) passes on the checkout: style, C901 complexity
-    <= 25 (docling uses 30) and no unused ``# noqa`` (RUF100)."""
-    cp = subprocess.run(
-        [str(_ruff()), "check", "--no-cache", "tasks", "tests", "scripts", "noxfile.py"],
+def _ruff_on_checkout(*command: str) -> subprocess.CompletedProcess:
+    """``ruff COMMAND --no-cache`` over the checkout's Python (tasks, tests, scripts, noxfile.py)."""
+    return subprocess.run(
+        [str(_ruff()), *command, "--no-cache", "tasks", "tests", "scripts", "noxfile.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_ruff_gates_hold() -> None:
+    """The lint of pyproject.toml ([tool.ruff]) passes on the checkout: style, C901 complexity
+    <= 25 (docling uses 30) and no unused ``# noqa`` (RUF100)."""
+    cp = _ruff_on_checkout("check")
     assert cp.returncode == 0, cp.stdout + cp.stderr
 
 
 def test_the_code_is_as_the_formatter_writes_it() -> None:
     """``ruff format --check`` ([tool.ruff] line length) passes: no file drifts from the formatter."""
-    cp = subprocess.run(
-        [str(_ruff()), "format", "--check", "--no-cache", "tasks", "tests", "scripts", "noxfile.py"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    cp = _ruff_on_checkout("format", "--check")
     assert cp.returncode == 0, cp.stdout + cp.stderr
 
 
