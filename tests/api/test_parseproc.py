@@ -5,18 +5,21 @@ its job, and a killed service takes its parse process with it."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from prometheus_client import generate_latest
 
 from ocrstack.api import jobrun
 from ocrstack.api.metrics import Metrics
-from ocrstack.api.parseproc import MetricsRelay, _replay
+from ocrstack.api.parseproc import MetricsRelay, ParseProcess, _replay
 from ocrstack.api.process import ServiceProcess
-from ocrstack.api.store import JobStore
+from ocrstack.api.store import JobStore, StoreUnavailable
 from ocrstack.api.worker import Worker
 from ocrstack.parsing.options import ParseOptions
 from ocrstack.testing.fake_openai import FakeOpenAIServer
@@ -163,3 +166,49 @@ def test_the_service_parses_at_parse_nice_and_in_process_with_ray(tmp_path: Path
     assert app.state.service.worker.nice == 4
     ray = create_app(ServiceConfig(data_dir=tmp_path / "b", parse_nice=4, ray="local"))
     assert ray.state.service.worker.nice is None  # the pages run on Ray's workers
+
+
+class _Recorder:
+    """The worker side of :meth:`ParseProcess.run`: page runs kept; the first of job ``fail`` raises."""
+
+    def __init__(self, fail: str, exc: Exception) -> None:
+        self.fail, self.exc, self.pages = fail, exc, []
+        self.metrics = Metrics(lambda: {})
+
+    def cancelled(self, job_id: str) -> bool:
+        return False
+
+    def page_ran(self, job_id: str, page: int) -> None:
+        if job_id == self.fail:
+            raise self.exc
+        self.pages.append((job_id, page))
+
+
+@pytest.mark.parametrize(
+    "exc", [sqlite3.OperationalError("database or disk is full"), StoreUnavailable("gone", "wait")]
+)
+def test_a_failed_page_record_keeps_the_pipe_in_step_with_the_child(exc: Exception) -> None:
+    """Before, the error left the first job's end in the pipe and the next job took it as its own
+    (the disk-full security case: a job after the DELETEs failed "out of space" on a freed disk)."""
+    parent, child = multiprocessing.Pipe()
+    proc = ParseProcess(ParseOptions(inputs=()), nice=0)
+    proc._conn = parent
+    first, second = (SimpleNamespace(id=i) for i in ("job-1", "job-2"))
+    for msg in [
+        ("page", "job-1", 0),
+        ("page", "job-1", 1),
+        ("end", "job-1", jobrun.Outcome("done", done=2)),
+        ("end", "job-0", jobrun.Outcome("failed")),  # of no job running: dropped
+        ("page", "job-2", 0),
+        ("end", "job-2", jobrun.Outcome("done", done=1)),
+    ]:
+        child.send(msg)
+    worker = _Recorder("job-1", exc)
+    with pytest.raises(type(exc)):
+        proc.run(first, ParseOptions(inputs=()), worker)
+    sent = [child.recv()[0] for _ in range(2) if child.poll(5)]
+    assert sent == ["run", "cancel"], sent  # the child stops the job
+    assert proc.run(second, ParseOptions(inputs=()), worker) == jobrun.Outcome("done", done=1)
+    assert worker.pages == [("job-2", 0)]
+    parent.close()
+    child.close()

@@ -35,7 +35,7 @@ from typing import Any
 
 from ocrstack.api import jobrun, storage
 from ocrstack.api.jobrun import Outcome
-from ocrstack.api.store import Job, StoreUnavailable
+from ocrstack.api.store import Job
 from ocrstack.core.errors import OcrstackError
 from ocrstack.parsing.options import ParseOptions
 
@@ -85,11 +85,17 @@ class ParseProcess:
         """Parse ``job`` in the child; relay its page runs and metrics to ``worker`` (its
         ``page_ran`` and ``metrics``) until it ends.
 
+        The pipe stays in step with the child whatever happens here: when recording a page run
+        fails, the child's job is cancelled and its messages are read up to its end before the
+        error is raised, and a message of another job (none, unless a bug) is dropped; else the
+        next job would read this one's end as its own.
+
         Raises:
             StoreUnavailable: recording a page run failed (the child's job was cancelled first).
-            OSError: ENOSPC, the data dir is full (the child said so).
+            OSError / sqlite3.OperationalError: the data dir is full (the child said so, or
+                recording a page run said so; the child's job was cancelled first).
         """
-        lost: StoreUnavailable | None = None
+        kept: BaseException | None = None  # the first error of a page record, raised at the end
         try:
             self._send(("run", job, opts, worker.cancelled(job.id)))
         except (OSError, ValueError):  # it died since the worker looked: the read below says so
@@ -104,19 +110,22 @@ class ParseProcess:
                 error = f"internal error: the parse process exited ({code})"
                 return Outcome("failed", error, "report this bug")
             kind = msg[0]
-            if kind == "page":
+            if kind == "metric":
+                _replay(worker.metrics, *msg[1:])
+            elif msg[1] != job.id:
+                log.error("job %s: dropped a %r message of job %s", job.id, kind, msg[1])
+            elif kind == "page":
                 try:
                     worker.page_ran(msg[1], msg[2])
-                except StoreUnavailable as exc:
-                    lost = lost or exc
-                    self.cancel(job.id)
-            elif kind == "metric":
-                _replay(worker.metrics, *msg[1:])
+                except Exception as exc:  # StoreUnavailable, a full disk: the child stops first
+                    if kept is None:
+                        kept = exc
+                        self.cancel(job.id)
             elif kind == "full":
-                raise OSError(errno.ENOSPC, msg[2])
+                raise kept or OSError(errno.ENOSPC, msg[2])
             elif kind == "end":
-                if lost is not None:
-                    raise lost
+                if kept is not None:
+                    raise kept
                 return msg[2]
 
     def cancel(self, job_id: str) -> None:
@@ -275,7 +284,7 @@ def _main(conn: Any, base: ParseOptions, nice: int, parent: int) -> None:
         except Exception as exc:
             if not storage.is_full(exc):
                 raise
-            hooks.send(("full", job.id, str(exc)))
+            hooks.send(("full", job.id, getattr(exc, "strerror", None) or str(exc)))
         finally:
             with hooks.lock:
                 hooks.cancel.discard(job.id)

@@ -214,6 +214,7 @@ class Worker:
             except (OSError, sqlite3.OperationalError) as exc:  # the data dir is full: fail it, go on
                 if not storage.is_full(exc):
                     raise
+                log.error("job %s stopped by a full data dir: %s", job.id, exc)
                 self.unfinished.add(self.store, job.id)
             finally:
                 with self._lock:
