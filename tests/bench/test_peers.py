@@ -76,3 +76,29 @@ def test_warm_children_are_fed_one_file_at_a_time_and_report_their_peak_rss(tmp_
     res = w.close()
     assert res["maxrss_kib"] > 10_000 and list(res["seconds"]) == [str(second)]
     assert w.proc.returncode == 0
+
+
+def test_the_first_run_on_a_machine_is_measured_with_an_empty_model_cache(tmp_path: Path, monkeypatch):
+    """The untimed first round fills ocrstack's compiled-model cache for the timed rounds, so its
+    first run on a machine (the layout model compiled) is measured apart: on the layout file whose
+    cold parse peaked highest, with ``XDG_CACHE_HOME`` at an empty folder."""
+    from ocrstack.bench import peers
+
+    calls = []
+
+    def fake_child(tool, mode, out, files, env=None):
+        calls.append((tool, mode, [f.name for f in files], env))
+        return {"maxrss_kib": 253 * 1024}, 2.5
+
+    monkeypatch.setattr(peers, "child", fake_child)
+    ours = _tool(1.0, 0.2, 240)
+    ours.kinds = ["plain", "layout", "layout"]
+    ours.cold_rss_kib = [300 * 1024, 230 * 1024, 237 * 1024]  # the plain file's RSS is not the pick
+    files = [tmp_path / n for n in ("a.pdf", "b.pdf", "c.pdf")]
+    peers._first_run(ours, files, tmp_path / "work")
+    ((tool, mode, names, env),) = calls
+    assert (tool, mode, names) == ("ocrstack", "cold", ["c.pdf"])
+    assert env == {"XDG_CACHE_HOME": str(tmp_path / "work" / "empty-cache")}
+    ours.cold_rss_kib = [200 * 1024, 230 * 1024, 237 * 1024]
+    row = {r.metric: r for r in table_rows({"ocrstack": ours})}["ocrstack first run on a machine, peak RSS"]
+    assert row.value == 253.0 and "c, empty model cache" in row.detail and "2.50 s" in row.detail
