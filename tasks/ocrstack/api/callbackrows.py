@@ -44,6 +44,17 @@ SQLITE_COLUMNS = {
 SQLITE_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobs_outbox ON jobs(seq) WHERE webhook_state IN ('pending','sending')"
 )
+#: On a SQLite store's open, as PostgreSQL migration 0005 does (its comment says why): a job that
+#: ended naming a callback without an outbox state (written before the outbox, which kept only the
+#: record of a delivery that ended) owes it, unless its record says it ended.
+SQLITE_OWED = (
+    "UPDATE jobs SET webhook_owner=NULL, webhook_until=NULL, webhook_state=CASE WHEN NOT json_valid(webhook)"
+    " THEN 'pending' WHEN json_extract(webhook, '$.state') IN ('delivered','failed')"
+    " THEN json_extract(webhook, '$.state') ELSE 'pending' END"
+    " WHERE callback IS NOT NULL AND state IN ('done','partial','failed')"
+    " AND (webhook_state IS NULL OR webhook_state NOT IN ('pending','sending','delivered','failed')"
+    " OR (webhook_state='sending' AND webhook_until IS NULL))"
+)
 #: On a SQLite store's start: sends of the previous process died with it.
 SQLITE_RECOVER = "UPDATE jobs SET webhook_state='pending', webhook_owner=NULL WHERE webhook_state='sending'"
 _OWED = "webhook_state='pending' OR (webhook_state='sending' AND webhook_until < {now})"

@@ -202,6 +202,7 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
             if column not in columns:
                 self._db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
         self._db.execute(callbackrows.SQLITE_INDEX)
+        self._db.execute(callbackrows.SQLITE_OWED)  # callbacks a database of before the outbox owes
 
     def close(self) -> None:
         """Close the database connection."""
