@@ -1,6 +1,6 @@
 """The PostgreSQL job store: one queue for N service replicas (``--database postgresql://...``).
 
-Same files as the SQLite store (:class:`ocrstack.api.store.JobFiles` under the shared
+Same files as the SQLite store (:class:`ocrstack.api.jobfiles.JobFiles` under the shared
 ``--data-dir``); the rows live in PostgreSQL. Claims are leases:
 
 * :meth:`PostgresJobStore.claim` takes the oldest job that is ``queued`` or ``running`` with an
@@ -30,9 +30,10 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ocrstack.api.callbackrows import ON_FINISH, PostgresCallbacks
+from ocrstack.api.jobfiles import JobFiles
 from ocrstack.api.jobquery import POSITION, JobQuery, select
 from ocrstack.api.pgpool import ConnectionPool
-from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, JobFiles, QueueFull, StoreUnavailable
+from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, QueueFull, StoreUnavailable
 
 log = logging.getLogger("ocrstack.api")
 #: ``pg_advisory_xact_lock`` keys: migrations, and the queue bound check in :meth:`create`.
