@@ -1,7 +1,7 @@
 """The callback senders (``ocrstack.api.outbox``) on a SQLite store with a local receiver: a
 callback that cannot be sent, or a store error while recording one, costs that callback an
 attempt, never the sender thread (which would leave every later callback of the replica owed);
-a sender whose hold was taken over stops at its next retry."""
+a sender whose hold was taken over stops at its next retry; a deleted job's callback is still sent."""
 
 from __future__ import annotations
 
@@ -101,3 +101,22 @@ def test_a_host_the_operator_removed_gets_no_owed_callback(tmp_path: Path) -> No
     assert record is not None and (record["state"], record["attempts"]) == ("failed", 0)
     assert "not allowed" in record["error"] and recorded(store, job)["state"] == "failed"
     assert rx.requests == []  # no request to a host this replica does not allow
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
+def test_a_job_deleted_before_its_callback_was_sent_still_gets_it_sent(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "data")
+    with Receiver() as rx:
+        job = ended(store, rx.url)
+        store.delete(job)  # DELETE /v1/jobs/{id} of the finished job, before any sender ran
+        assert store.get(job) is None and not store.job_dir(job).exists()
+        outbox = Outbox(store, SECRET, senders=1, backoff=0.01, poll=0.05, hosts=(rx.host,))
+        outbox.start()
+        try:
+            wait_until(lambda: rx.requests, "the deleted job's callback", timeout=5)
+            wait_until(lambda: store.get(job, hidden=True) is None, "its row removed once sent", timeout=5)
+        finally:
+            outbox.stop()
+    body = json.loads(rx.requests[0][1])
+    assert (body["id"], body["status"], body["result_url"]) == (job, "done", f"/v1/jobs/{job}/result")
+    assert len(rx.requests) == 1

@@ -16,6 +16,11 @@ outbox of https://microservices.io/patterns/data/transactional-outbox.html):
 So a callback is delivered at least once per job end; a receiver sees it twice only when a replica
 died between the receiver's answer and the record (receivers dedupe on the body's ``id``).
 
+A job deleted (``DELETE /v1/jobs/{id}``) or expired while its callback is owed loses its files at
+once, but its row stays, hidden from every read of the API (``deleted`` set; :data:`VISIBLE`), so
+the callback is still sent (from the row: its ``result_url`` then names a deleted job); the sender
+that settles it removes the row, or else the next ``expire`` does (:data:`SWEEP`).
+
 States: NULL (no callback, or the job has not ended) -> ``pending`` -> ``sending`` ->
 ``delivered`` | ``failed``. SQLite (one process) hands a ``sending`` row back to ``pending`` on
 start (:data:`SQLITE_RECOVER`); PostgreSQL replicas take it over when its hold has passed.
@@ -40,6 +45,7 @@ SQLITE_COLUMNS = {
     "webhook_owner": "TEXT",
     "webhook_until": "REAL",
     "webhook_claims": "INTEGER NOT NULL DEFAULT 0",
+    "deleted": "REAL",
 }
 SQLITE_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobs_outbox ON jobs(seq) WHERE webhook_state IN ('pending','sending')"
@@ -61,6 +67,18 @@ _OWED = "webhook_state='pending' OR (webhook_state='sending' AND webhook_until <
 _PG_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 #: The callback of job ``id`` is held by this store's claim number ``webhook_claims``.
 _HELD = "id={p} AND webhook_owner={p} AND webhook_state='sending' AND webhook_claims={p}"
+#: The rows the API's reads see (``get``, the list, the counts): not those of deleted jobs.
+VISIBLE = "deleted IS NULL"
+_SETTLED = "COALESCE(webhook_state, '') NOT IN ('pending','sending')"
+#: ``delete`` of a job, after its files (``{p}``: the placeholder): its row is hidden while its
+#: callback is owed (arguments: unix seconds now, id), else removed (id); in this order, so a
+#: callback settled meanwhile leaves no hidden row behind.
+HIDE = "UPDATE jobs SET deleted={p} WHERE id={p} AND webhook_state IN ('pending','sending')"
+DROP = "DELETE FROM jobs WHERE id={p} AND " + _SETTLED
+#: ``expire``: the hidden rows whose callback settled (their sender could not remove them).
+SWEEP = "DELETE FROM jobs WHERE deleted IS NOT NULL AND " + _SETTLED
+#: The sender that settled the callback of a deleted job removes its row.
+_GONE = "DELETE FROM jobs WHERE id={p} AND deleted IS NOT NULL"
 
 
 class SqliteCallbacks:
@@ -69,7 +87,7 @@ class SqliteCallbacks:
     _db: Any
     _lock: Any
     boot: str
-    get: Callable[[str], Any]  # the store's
+    get: Callable[..., Any]  # the store's
 
     def claim_callback(self, hold: float) -> Any:
         """Hold the oldest owed callback for ``hold`` seconds; its job (None: none is owed)."""
@@ -82,7 +100,7 @@ class SqliteCallbacks:
                 + " ORDER BY seq LIMIT 1) RETURNING id",
                 (self.boot, now + hold, now),
             ).fetchone()
-        return self.get(row["id"]) if row else None
+        return self.get(row["id"], hidden=True) if row else None
 
     def hold_callback(self, job_id: str, hold: float, *, claim: int) -> bool:
         """Renew the hold of this store's ``claim`` (the claimed job's ``webhook_claims``) on the
@@ -96,12 +114,15 @@ class SqliteCallbacks:
 
     def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
         """Record the outcome of a callback this store's ``claim`` holds (``record["state"]``:
-        ``delivered`` or ``failed``; :func:`ocrstack.api.webhooks.deliver`); False when not held."""
+        ``delivered`` or ``failed``; :func:`ocrstack.api.webhooks.deliver`); False when not held.
+        The row of a deleted job goes with it."""
         with self._lock:
             cur = self._db.execute(
                 f"UPDATE jobs SET webhook=?, webhook_state=?, webhook_until=NULL WHERE {_HELD.format(p='?')}",
                 (json.dumps(record), record["state"], job_id, self.boot, claim),
             )
+            if cur.rowcount > 0:
+                self._db.execute(_GONE.format(p="?"), (job_id,))
         return cur.rowcount > 0
 
 
@@ -110,7 +131,7 @@ class PostgresCallbacks:
     clock, so replicas' clocks need not agree; ``SKIP LOCKED``: two replicas never claim one row)."""
 
     boot: str
-    get: Callable[[str], Any]  # the store's
+    get: Callable[..., Any]  # the store's
     _one: Callable[..., dict | None]  # the store's: one row of one statement
 
     def claim_callback(self, hold: float) -> Any:
@@ -123,7 +144,7 @@ class PostgresCallbacks:
             + " ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id",
             {"owner": self.boot, "hold": hold},
         )
-        return self.get(row["id"]) if row else None
+        return self.get(row["id"], hidden=True) if row else None
 
     def hold_callback(self, job_id: str, hold: float, *, claim: int) -> bool:
         """Renew the hold of this store's ``claim`` on the callback of ``job_id``; False: not held."""
@@ -134,10 +155,13 @@ class PostgresCallbacks:
         return row is not None
 
     def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
-        """Record the outcome of a callback this store's ``claim`` holds; False when not held."""
+        """Record the outcome of a callback this store's ``claim`` holds; False when not held.
+        The row of a deleted job goes with it."""
         row = self._one(
             f"UPDATE jobs SET webhook=%s, webhook_state=%s, webhook_until=NULL WHERE {_HELD.format(p='%s')}"
-            " RETURNING id",
+            " RETURNING deleted",
             (json.dumps(record), record["state"], job_id, self.boot, claim),
         )
+        if row is not None and row["deleted"] is not None:
+            self._one(_GONE.format(p="%s") + " RETURNING id", (job_id,))
         return row is not None

@@ -13,7 +13,8 @@ A job moves ``queued -> running -> done | partial | failed``, or to ``cancelled`
 jobs left ``running`` by a killed server go back to ``queued`` (:meth:`JobStore.recover`); the
 page cache under ``out/`` makes the rerun skip every finished page. ``page_runs`` records each
 page computed and by which server boot, so a test can prove no finished page was recomputed.
-Finished jobs expire ``ttl`` seconds after they finish and are deleted with their files.
+Finished jobs expire ``ttl`` seconds after they finish and are deleted with their files (a job
+whose callback is still owed keeps a hidden row until it is sent: :mod:`ocrstack.api.callbackrows`).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     webhook_state TEXT,
     webhook_owner TEXT,
     webhook_until REAL,
-    webhook_claims INTEGER NOT NULL DEFAULT 0
+    webhook_claims INTEGER NOT NULL DEFAULT 0,
+    deleted REAL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
 CREATE TABLE IF NOT EXISTS page_runs (
@@ -100,6 +102,8 @@ class Job:
     #: many times a replica claimed it.
     webhook_state: str | None = None
     webhook_claims: int = 0
+    #: Unix seconds the job was deleted or expired while its callback was owed (then hidden), or None.
+    deleted: float | None = None
 
 
 #: The columns of a :class:`Job` (``position`` is computed).
@@ -292,10 +296,12 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
 
     def delete(self, job_id: str) -> None:
         """Delete the job's directory, then its record and page runs: the files go first, so a
-        DELETE on a full data dir frees the space the database's own write then needs."""
+        DELETE on a full data dir frees the space the database's own write then needs. A record
+        whose callback is owed stays, hidden, until it is sent (:data:`callbackrows.HIDE`)."""
         shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
         with self._lock:
-            self._db.execute("DELETE FROM jobs WHERE id=?", (job_id,))
+            self._db.execute(callbackrows.HIDE.format(p="?"), (time.time(), job_id))
+            self._db.execute(callbackrows.DROP.format(p="?"), (job_id,))
             self._db.execute("DELETE FROM page_runs WHERE job_id=?", (job_id,))
 
     def recover(self) -> int:
@@ -308,25 +314,30 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
         return cur.rowcount
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Delete finished jobs whose TTL has passed (records and files); return their ids."""
+        """Delete finished jobs whose TTL has passed (as :meth:`delete`), and the hidden records
+        whose callback was sent since; return the ids of the jobs expired now."""
         now = time.time() if now is None else now
         with self._lock:
             ids = [
                 r["id"]
                 for r in self._db.execute(
-                    "SELECT id FROM jobs WHERE expires IS NOT NULL AND expires <= ?", (now,)
+                    f"SELECT id FROM jobs WHERE expires <= ? AND {callbackrows.VISIBLE}", (now,)
                 )
             ]
         for job_id in ids:
             self.delete(job_id)
+        with self._lock:
+            self._db.execute(callbackrows.SWEEP)
         return ids
 
     # -- reads
 
-    def get(self, job_id: str) -> Job | None:
-        """The job with its queue position, or None."""
+    def get(self, job_id: str, *, hidden: bool = False) -> Job | None:
+        """The job with its queue position, or None (a deleted job owing its callback too, unless
+        ``hidden``: the outbox reads it)."""
+        where = "id=?" if hidden else f"id=? AND {callbackrows.VISIBLE}"
         with self._lock:
-            row = self._db.execute(f"SELECT {COLUMNS} FROM jobs WHERE id=?", (job_id,)).fetchone()
+            row = self._db.execute(f"SELECT {COLUMNS} FROM jobs WHERE {where}", (job_id,)).fetchone()
             if row is None:
                 return None
             position = None
@@ -345,7 +356,9 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
     def counts(self) -> dict[str, int]:
         """Jobs per state (every state present, 0 when none)."""
         with self._lock:
-            rows = self._db.execute("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state").fetchall()
+            rows = self._db.execute(
+                f"SELECT state, COUNT(*) AS n FROM jobs WHERE {callbackrows.VISIBLE} GROUP BY state"
+            ).fetchall()
         out = dict.fromkeys(STATES, 0)
         out.update({r["state"]: r["n"] for r in rows})
         return out

@@ -97,16 +97,19 @@ class Store(Protocol):
         """Cancel a queued/running job; the state before, None when unknown."""
 
     def delete(self, job_id: str) -> None:
-        """Delete the job's records and files."""
+        """Delete the job's records and files (a record whose callback is owed stays, hidden,
+        until the outbox settles it: :mod:`ocrstack.api.callbackrows`)."""
 
     def recover(self) -> int:
         """Requeue jobs whose worker died; the count."""
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Delete finished jobs past their TTL; their ids."""
+        """Delete finished jobs past their TTL (as :meth:`delete`) and the hidden records whose
+        callback settled; the ids of the jobs expired."""
 
-    def get(self, job_id: str) -> Job | None:
-        """The job with its queue position, or None."""
+    def get(self, job_id: str, *, hidden: bool = False) -> Job | None:
+        """The job with its queue position, or None (also for a deleted job's hidden record,
+        unless ``hidden``)."""
 
     def jobs(self, q: JobQuery) -> list[Job]:
         """One page of the job list, newest first, with queue positions (``q.limit`` + 1 at most:
