@@ -151,3 +151,18 @@ def test_a_job_deleted_or_expired_owing_its_callback_is_gone_but_the_callback_is
     assert a.get(pending, hidden=True) is not None and a.expire() == []
     assert a.get(pending, hidden=True) is None  # the next expire pass removed it
     assert a.claim_callback(60) is None
+
+
+@pytest.mark.server  # the PostgreSQL half starts a private cluster on 127.0.0.1
+def test_a_stopped_sender_hands_back_only_the_claim_it_holds(pair) -> None:
+    a, b, _ = pair
+    job = add(a, HOOK)
+    a.claim()
+    assert a.finish(job, "done", done=1)
+    assert a.claim_callback(3600).webhook_claims == 1  # a long hold; then a's replica stops
+    assert not b.release_callback(job, claim=1) and not a.release_callback(job, claim=2)  # not theirs
+    assert a.release_callback(job, claim=1) and b.get(job).webhook_state == "pending"
+    assert not a.release_callback(job, claim=1)  # once
+    again = b.claim_callback(60)  # another replica takes it at once, not in an hour
+    assert again is not None and (again.id, again.webhook_claims) == (job, 2)
+    assert not a.release_callback(job, claim=1) and not a.webhook_done(job, {"state": "delivered"}, claim=1)

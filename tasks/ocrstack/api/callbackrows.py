@@ -13,6 +13,10 @@ outbox of https://microservices.io/patterns/data/transactional-outbox.html):
   counts the claims and is the fencing token, so a sender whose hold ran out and was taken over
   by another sender of the same replica (same ``webhook_owner``) learns it too.
 
+* a sender stopped mid-delivery (SIGTERM: :meth:`ocrstack.api.outbox.Outbox.stop`) before its POST
+  answered hands the callback back (``release_callback``: ``pending`` again, fenced as above), so
+  another sender takes it at once instead of when the hold runs out.
+
 So a callback is delivered at least once per job end; a receiver sees it twice only when a replica
 died between the receiver's answer and the record (receivers dedupe on the body's ``id``).
 
@@ -67,6 +71,7 @@ _OWED = "webhook_state='pending' OR (webhook_state='sending' AND webhook_until <
 _PG_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 #: The callback of job ``id`` is held by this store's claim number ``webhook_claims``.
 _HELD = "id={p} AND webhook_owner={p} AND webhook_state='sending' AND webhook_claims={p}"
+_RELEASE = "UPDATE jobs SET webhook_state='pending', webhook_owner=NULL, webhook_until=NULL"
 #: The rows the API's reads see (``get``, the list, the counts): not those of deleted jobs.
 VISIBLE = "deleted IS NULL"
 _SETTLED = "COALESCE(webhook_state, '') NOT IN ('pending','sending')"
@@ -112,6 +117,13 @@ class SqliteCallbacks:
             )
         return cur.rowcount > 0
 
+    def release_callback(self, job_id: str, *, claim: int) -> bool:
+        """Hand back the callback of ``job_id`` while this store's ``claim`` holds it: ``pending``,
+        for any sender to claim now (its sender stopped before an answer); False when not held."""
+        with self._lock:
+            cur = self._db.execute(f"{_RELEASE} WHERE {_HELD.format(p='?')}", (job_id, self.boot, claim))
+        return cur.rowcount > 0
+
     def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
         """Record the outcome of a callback this store's ``claim`` holds (``record["state"]``:
         ``delivered`` or ``failed``; :func:`ocrstack.api.webhooks.deliver`); False when not held.
@@ -152,6 +164,11 @@ class PostgresCallbacks:
             f"UPDATE jobs SET webhook_until={_PG_NOW} + %s WHERE {_HELD.format(p='%s')} RETURNING id",
             (hold, job_id, self.boot, claim),
         )
+        return row is not None
+
+    def release_callback(self, job_id: str, *, claim: int) -> bool:
+        """Hand back the callback this store's ``claim`` holds (``pending``); False when not held."""
+        row = self._one(f"{_RELEASE} WHERE {_HELD.format(p='%s')} RETURNING id", (job_id, self.boot, claim))
         return row is not None
 
     def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:

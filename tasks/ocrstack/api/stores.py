@@ -93,6 +93,9 @@ class Store(Protocol):
     def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
         """Record the delivery of a callback ``claim`` holds; False when it no longer holds it."""
 
+    def release_callback(self, job_id: str, *, claim: int) -> bool:
+        """Hand back (``pending``) the callback this store's ``claim`` holds; False when not held."""
+
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job; the state before, None when unknown."""
 
