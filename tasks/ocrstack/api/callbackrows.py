@@ -11,14 +11,14 @@ outbox of https://microservices.io/patterns/data/transactional-outbox.html):
 * the outcome is written only while the sender still holds it (``webhook_done``): ``delivered`` or
   ``failed`` with the delivery record in ``webhook``. "Holds" means this claim: ``webhook_claims``
   counts the claims and is the fencing token, so a sender whose hold ran out and was taken over
-  by another sender of the same replica (same ``webhook_owner``) learns it too.
-
+  by another sender of the same replica (same ``webhook_owner``) learns it too;
 * a sender stopped mid-delivery (SIGTERM: :meth:`ocrstack.api.outbox.Outbox.stop`) before its POST
   answered hands the callback back (``release_callback``: ``pending`` again, fenced as above), so
   another sender takes it at once instead of when the hold runs out.
 
 So a callback is delivered at least once per job end; a receiver sees it twice only when a replica
-died between the receiver's answer and the record (receivers dedupe on the body's ``id``).
+died between the receiver's receipt and the record, or stopped before the answer came (receivers
+dedupe on the body's ``id``).
 
 A job deleted (``DELETE /v1/jobs/{id}``) or expired while its callback is owed loses its files at
 once, but its row stays, hidden from every read of the API (``deleted`` set; :data:`VISIBLE`), so
