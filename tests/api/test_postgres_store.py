@@ -44,8 +44,12 @@ def test_migrations_are_versioned_and_applied_once(pg_url: str, tmp_path: Path) 
         PostgresJobStore(pg_url, tmp_path / "data")
 
 
-def test_a_database_of_before_the_outbox_keeps_its_jobs_and_callbacks(pg_url: str, tmp_path: Path) -> None:
-    """An upgrade: 0001-0003 with jobs of every kind in them, then a replica applying the rest."""
+@pytest.mark.parametrize("ran", [3, 4], ids=["from-0003", "from-0004"])
+def test_a_database_of_before_the_outbox_keeps_its_jobs_and_callbacks(
+    pg_url: str, tmp_path: Path, ran: int
+) -> None:
+    """An upgrade: 0001-0003 with jobs of every kind in them (then 0004 as the release of the
+    outbox applied it, when ``ran`` is 4), then a replica applying the rest."""
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                      " applied DOUBLE PRECISION NOT NULL)")  # fmt: skip
@@ -57,6 +61,11 @@ def test_a_database_of_before_the_outbox_keeps_its_jobs_and_callbacks(pg_url: st
             ("refused", "failed", "http://h/x", '{"state": "failed", "attempts": 1}', None),
             ("plain", "done", None, None, None),
             ("busy", "running", "http://h/x", None, 0.0),
+            # the code of 0003 recorded a callback only once its POSTs ended: these never got theirs
+            ("lost", "done", "http://h/x", None, None),  # its replica died first, or had no secret
+            ("lost2", "partial", "http://h/x", None, None),
+            ("odd", "failed", "http://h/x", '{"state": "sending"}', None),  # no final state
+            ("dropped", "cancelled", "http://h/x", None, None),  # cancelled jobs send none
         ]
         for job_id, state, callback, webhook, until in rows:
             conn.execute(
@@ -64,6 +73,9 @@ def test_a_database_of_before_the_outbox_keeps_its_jobs_and_callbacks(pg_url: st
                 " webhook, owner, lease_until) VALUES (%s, %s, 'a.pdf', 'x', '{}', 1, 0, %s, %s, 'old', %s)",
                 (job_id, state, callback, webhook, until),
             )
+        for version, name, sql in migrations()[3:ran]:
+            conn.execute(sql.encode())
+            conn.execute("INSERT INTO schema_version VALUES (%s, %s, 0)", (version, name))
     store = PostgresJobStore(pg_url, tmp_path / "data")
     assert store.schema_version == migrations()[-1][0]
     states = {j: (store.get(j).webhook_state, store.get(j).webhook_claims) for j, *_ in rows}
@@ -72,9 +84,15 @@ def test_a_database_of_before_the_outbox_keeps_its_jobs_and_callbacks(pg_url: st
         "refused": ("failed", 0),
         "plain": (None, 0),
         "busy": (None, 0),
+        "lost": ("pending", 0),
+        "lost2": ("pending", 0),
+        "odd": ("pending", 0),
+        "dropped": (None, 0),
     }
     assert store.get("sent").webhook == {"state": "delivered", "attempts": 1}
-    assert store.claim_callback(60) is None  # nothing recorded is sent again
+    owed = [store.claim_callback(60) for _ in range(3)]
+    assert [j.id for j in owed] == ["lost", "lost2", "odd"]  # owed; nothing recorded is sent again
+    assert store.claim_callback(60) is None
     assert store.claim().id == "busy" and store.finish("busy", "done", done=1)  # a replica of after
     owed = store.claim_callback(60)
     assert (owed.id, owed.webhook_state, owed.webhook_claims) == ("busy", "sending", 1)

@@ -82,3 +82,57 @@ def test_an_older_sqlite_database_gains_the_webhook_columns(tmp_path: Path) -> N
     assert store.claim_callback(60) is None  # a job of before owes no callback
     assert not store.webhook_done("old1", {"state": "failed", "attempts": 5}, claim=0)  # nor takes a record
     assert store.get("old1").webhook is None
+
+
+@pytest.mark.parametrize("opened", [False, True], ids=["of-0003", "opened-by-0004"])
+def test_an_sqlite_database_of_before_the_outbox_owes_the_callbacks_never_sent(
+    tmp_path: Path, opened: bool
+) -> None:
+    """The code before the outbox recorded a callback only once its POSTs ended; a job that ended
+    without a record never got its callback (``opened``: the release of the outbox added its
+    columns, which left those jobs owing nothing)."""
+    import sqlite3
+
+    from ocrstack.api import callbackrows
+
+    data = tmp_path / "data"
+    data.mkdir()
+    with sqlite3.connect(data / "jobs.sqlite3") as db:  # the jobs table as the webhooks of 0003 wrote it
+        db.execute(
+            "CREATE TABLE jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL,"
+            " state TEXT NOT NULL, filename TEXT NOT NULL, input TEXT NOT NULL, options TEXT NOT NULL,"
+            " pages_total INTEGER NOT NULL, pages_done INTEGER NOT NULL DEFAULT 0,"
+            " pages_cached INTEGER NOT NULL DEFAULT 0, error TEXT, fix TEXT, created REAL NOT NULL,"
+            " started REAL, finished REAL, expires REAL, callback TEXT, webhook TEXT)"
+        )
+        rows = [  # id, state, callback, webhook record
+            ("sent", "done", "http://h/x", '{"state": "delivered", "attempts": 1}'),
+            ("refused", "failed", "http://h/x", '{"state": "failed", "attempts": 1}'),
+            ("plain", "done", None, None),
+            ("busy", "running", "http://h/x", None),
+            ("lost", "done", "http://h/x", None),  # its process died before the POSTs ended
+            ("lost2", "partial", "http://h/x", None),
+            ("dropped", "cancelled", "http://h/x", None),
+        ]
+        db.executemany(
+            "INSERT INTO jobs (id, state, filename, input, options, pages_total, created, callback, webhook)"
+            " VALUES (?, ?, 'a.pdf', 'x', '{}', 1, 0, ?, ?)",
+            rows,
+        )
+        if opened:
+            for column, kind in callbackrows.SQLITE_COLUMNS.items():
+                if column not in ("callback", "webhook"):
+                    db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+    store = JobStore(data)
+    states = {j: store.get(j).webhook_state for j, *_ in rows}
+    assert states == {
+        "sent": "delivered",  # from the record (which the release of the outbox did not copy)
+        "refused": "failed",
+        "plain": None,
+        "busy": None,
+        "lost": "pending",
+        "lost2": "pending",
+        "dropped": None,
+    }
+    assert [store.claim_callback(60).id for _ in range(2)] == ["lost", "lost2"]
+    assert store.claim_callback(60) is None

@@ -163,6 +163,19 @@ def test_a_post_ends_within_its_timeout_when_the_receiver_trickles_its_answer() 
 
 
 @pytest.mark.server  # a local receiver on 127.0.0.1
+def test_deliver_abandoned_before_an_answer_stops_at_once() -> None:
+    release = threading.Event()
+    with Receiver(stall=release) as rx:
+        started = time.monotonic()
+        record = webhooks.deliver(rx.url, {"id": "j"}, SECRET, abandon=lambda: bool(rx.requests))
+        took = time.monotonic() - started
+        release.set()
+        assert webhooks.deliver(rx.url, {"id": "j"}, SECRET, abandon=lambda: True) is None  # no POST
+    assert record is None and took < 2.0, took  # not the 10 s the POST may take
+    assert len(rx.requests) == 1
+
+
+@pytest.mark.server  # a local receiver on 127.0.0.1
 def test_deliver_retries_after_a_receiver_error(receiver: Receiver) -> None:
     record = webhooks.deliver(receiver.url, {"id": "j1", "status": "done"}, SECRET, backoff=0.01)
     assert record["state"] == "delivered" and record["attempts"] == 2 and record["status"] == 204

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ocrstack.api.callbackrows import VISIBLE
+
 #: Jobs per page when the request names no ``limit``, and the most it may name.
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 #: The queue ``position`` of one job (``GET /v1/jobs/{id}``): the queued jobs before it, counted on
@@ -47,7 +49,7 @@ def select(q: JobQuery, mark: str, columns: str) -> tuple[str, list[Any]]:
     page follows), newest first, each with its queue ``position`` (NULL unless queued); ``mark``
     is the driver's placeholder (``?`` or ``%s``). ``columns`` are unqualified names of ``jobs``
     (``seq`` is the join column, so it stays unambiguous)."""
-    where, args = [], []
+    where, args = [VISIBLE], []  # not the rows deleted jobs keep for their callbacks
     if q.statuses:
         where.append(f"state IN ({', '.join([mark] * len(q.statuses))})")
         args += q.statuses
@@ -57,7 +59,7 @@ def select(q: JobQuery, mark: str, columns: str) -> tuple[str, list[Any]]:
     if q.before is not None:
         where.append(f"seq < {mark}")
         args.append(q.before)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    clause = f" WHERE {' AND '.join(where)}"
     sql = f"SELECT {columns}, queue.position FROM jobs LEFT JOIN {_QUEUE} USING (seq){clause}"
     sql += f" ORDER BY seq DESC LIMIT {mark}"
     return sql, [*args, q.limit + 1]

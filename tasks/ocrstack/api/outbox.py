@@ -10,6 +10,10 @@ is picked up by another.
 A sender posts only to a host this replica allows (``--webhook-host``, checked again at sending:
 an operator who removes a host stops the callbacks already owed to it; they are recorded failed).
 
+On stop (:meth:`Outbox.stop`, SIGTERM), a sender whose POST has not answered abandons it and hands
+the callback back (``pending``, only while it still holds that claim), so another replica, or the
+next start, sends it at once instead of when the hold runs out; an answer already had is recorded.
+
 The hold on a callback lasts the next attempt (its wait and its ``timeout``) plus ``margin``: the
 store's lease (``--lease-seconds``) or :data:`MARGIN`; a POST may take ``min(10 s, margin)``.
 """
@@ -82,7 +86,8 @@ class Outbox:
         self._wake.set()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop after the deliveries in flight (a hold left behind runs out, and another sends it)."""
+        """Stop the senders, waiting up to ``timeout`` s for each: a delivery without an answer yet
+        is abandoned within :data:`webhooks.CHECK` s and handed back, one that answered is recorded."""
         self._stop.set()
         self._wake.set()
         for t in self._threads:
@@ -114,7 +119,8 @@ class Outbox:
 
         Returns:
             The delivery record (``webhooks.deliver``'s, plus ``claims``), or None when another
-            sender (of any replica) took the callback over meanwhile (it records its own).
+            sender (of any replica) took the callback over meanwhile (it records its own), or when
+            the outbox stopped before an answer (the callback is handed back).
         """
         claim = job.webhook_claims  # this sender's fencing token (callbackrows)
         refused = None
@@ -140,7 +146,11 @@ class Outbox:
                 backoff=self.backoff,
                 timeout=self.timeout,
                 keep=lambda seconds: self.store.hold_callback(job.id, seconds + self.margin, claim=claim),
+                abandon=self._stop.is_set,
             )
+        if record is None and self._stop.is_set() and self.store.release_callback(job.id, claim=claim):
+            log.info("job %s callback handed back on stop (unanswered): another sender takes it", job.id)
+            return None
         if record is None:
             log.warning("job %s callback was taken over by another sender (or the job deleted)", job.id)
             return None

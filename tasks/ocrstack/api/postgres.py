@@ -1,6 +1,6 @@
 """The PostgreSQL job store: one queue for N service replicas (``--database postgresql://...``).
 
-Same files as the SQLite store (:class:`ocrstack.api.store.JobFiles` under the shared
+Same files as the SQLite store (:class:`ocrstack.api.jobfiles.JobFiles` under the shared
 ``--data-dir``); the rows live in PostgreSQL. Claims are leases:
 
 * :meth:`PostgresJobStore.claim` takes the oldest job that is ``queued`` or ``running`` with an
@@ -29,10 +29,11 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from ocrstack.api.callbackrows import ON_FINISH, PostgresCallbacks
+from ocrstack.api.callbackrows import DROP, HIDE, ON_FINISH, SWEEP, VISIBLE, PostgresCallbacks
+from ocrstack.api.jobfiles import JobFiles
 from ocrstack.api.jobquery import POSITION, JobQuery, select
 from ocrstack.api.pgpool import ConnectionPool
-from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, JobFiles, QueueFull, StoreUnavailable
+from ocrstack.api.store import COLUMNS, POOL_SIZE, STATES, Job, QueueFull, StoreUnavailable
 
 log = logging.getLogger("ocrstack.api")
 #: ``pg_advisory_xact_lock`` keys: migrations, and the queue bound check in :meth:`create`.
@@ -286,12 +287,14 @@ class PostgresJobStore(PostgresCallbacks, JobFiles):
 
     def delete(self, job_id: str) -> None:
         """Delete the job's directory, then its record and page runs (files first, as the SQLite
-        store does: a DELETE frees a full data dir's space even when the record's write fails)."""
+        store does: a DELETE frees a full data dir's space even when the record's write fails).
+        A record whose callback is owed stays, hidden, until it is sent (``callbackrows.HIDE``)."""
         import shutil
 
         def op(conn: psycopg.Connection) -> None:
             with conn.transaction():
-                conn.execute("DELETE FROM jobs WHERE id=%s", (job_id,))
+                conn.execute(HIDE.format(p="%s"), (time.time(), job_id))
+                conn.execute(DROP.format(p="%s"), (job_id,))
                 conn.execute("DELETE FROM page_runs WHERE job_id=%s", (job_id,))
 
         shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
@@ -316,24 +319,25 @@ class PostgresJobStore(PostgresCallbacks, JobFiles):
         )
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Delete finished jobs whose TTL has passed (records and files); return their ids."""
+        """Delete finished jobs whose TTL has passed (as :meth:`delete`), and the hidden records
+        whose callback was sent since; return the ids of the jobs expired now."""
         now = time.time() if now is None else now
         rows = self._do(
-            lambda c: c.execute(
-                "SELECT id FROM jobs WHERE expires IS NOT NULL AND expires <= %s", (now,)
-            ).fetchall()
+            lambda c: c.execute(f"SELECT id FROM jobs WHERE expires <= %s AND {VISIBLE}", (now,)).fetchall()
         )
         ids = [r["id"] for r in rows]
         for job_id in ids:
             self.delete(job_id)
+        self._do(lambda c: c.execute(SWEEP))
         return ids
 
     # -- reads
 
-    def get(self, job_id: str) -> Job | None:
-        """The job with its queue position, or None."""
-
-        row = self._one(f"SELECT {COLUMNS}, {POSITION} FROM jobs WHERE id=%s", (job_id,))
+    def get(self, job_id: str, *, hidden: bool = False) -> Job | None:
+        """The job with its queue position, or None (a deleted job owing its callback too, unless
+        ``hidden``: the outbox reads it)."""
+        where = "id=%s" if hidden else f"id=%s AND {VISIBLE}"
+        row = self._one(f"SELECT {COLUMNS}, {POSITION} FROM jobs WHERE {where}", (job_id,))
         return None if row is None else _job(row, row.pop("position"))
 
     def jobs(self, q: JobQuery) -> list[Job]:
@@ -345,7 +349,9 @@ class PostgresJobStore(PostgresCallbacks, JobFiles):
     def counts(self) -> dict[str, int]:
         """Jobs per state over all replicas (every state present, 0 when none)."""
         rows = self._do(
-            lambda c: c.execute("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state").fetchall()
+            lambda c: c.execute(
+                f"SELECT state, COUNT(*) AS n FROM jobs WHERE {VISIBLE} GROUP BY state"
+            ).fetchall()
         )
         out = dict.fromkeys(STATES, 0)
         out.update({r["state"]: r["n"] for r in rows})

@@ -13,7 +13,8 @@ A job moves ``queued -> running -> done | partial | failed``, or to ``cancelled`
 jobs left ``running`` by a killed server go back to ``queued`` (:meth:`JobStore.recover`); the
 page cache under ``out/`` makes the rerun skip every finished page. ``page_runs`` records each
 page computed and by which server boot, so a test can prove no finished page was recomputed.
-Finished jobs expire ``ttl`` seconds after they finish and are deleted with their files.
+Finished jobs expire ``ttl`` seconds after they finish and are deleted with their files (a job
+whose callback is still owed keeps a hidden row until it is sent: :mod:`ocrstack.api.callbackrows`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ocrstack.api import callbackrows, integrity
+from ocrstack.api.jobfiles import JobFiles
 from ocrstack.api.jobquery import JobQuery, select
 from ocrstack.core.errors import ServerUnreachable
 
@@ -58,7 +60,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     webhook_state TEXT,
     webhook_owner TEXT,
     webhook_until REAL,
-    webhook_claims INTEGER NOT NULL DEFAULT 0
+    webhook_claims INTEGER NOT NULL DEFAULT 0,
+    deleted REAL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
 CREATE TABLE IF NOT EXISTS page_runs (
@@ -99,6 +102,8 @@ class Job:
     #: many times a replica claimed it.
     webhook_state: str | None = None
     webhook_claims: int = 0
+    #: Unix seconds the job was deleted or expired while its callback was owed (then hidden), or None.
+    deleted: float | None = None
 
 
 #: The columns of a :class:`Job` (``position`` is computed).
@@ -125,43 +130,6 @@ POOL_SIZE = 5
 
 class StoreUnavailable(ServerUnreachable):
     """The job database did not answer within the reconnect window (the app answers 503)."""
-
-
-class JobFiles:
-    """The files half of every store: ``jobs/<id>/`` and ``uploads/`` under ``data_dir``.
-
-    Args:
-        data_dir: created when missing (shared storage when replicas share a database).
-        max_queue: jobs that may be queued or running at once; more -> :class:`QueueFull`.
-        ttl: seconds a finished job (and its files) is kept.
-    """
-
-    #: Seconds a worker's claim on a job lasts without a heartbeat; None: no leases (one process).
-    lease: float | None = None
-
-    def __init__(self, data_dir: Path, max_queue: int = 100, ttl: float = 86400.0) -> None:
-        self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        (self.data_dir / "jobs").mkdir(exist_ok=True)
-        (self.data_dir / "uploads").mkdir(exist_ok=True)
-        self.max_queue = max_queue
-        self.ttl = ttl
-        #: This process's id in ``page_runs`` (and its lease owner name in PostgreSQL).
-        self.boot = secrets.token_hex(4)
-
-    def job_dir(self, job_id: str) -> Path:
-        """``jobs/<id>``; ``job_id`` comes from :func:`secrets.token_hex` only (checked)."""
-        if not job_id.isalnum():
-            raise ValueError(f"bad job id {job_id!r}")
-        return self.data_dir / "jobs" / job_id
-
-    def out_dir(self, job_id: str) -> Path:
-        """The job's output directory (what ``ocrstack parse -o`` would be)."""
-        return self.job_dir(job_id) / "out"
-
-    def upload_tmp(self) -> Path:
-        """A fresh temporary path for a streaming upload (moved into a job when accepted)."""
-        return self.data_dir / "uploads" / f"{secrets.token_hex(8)}.part"
 
 
 class JobStore(callbackrows.SqliteCallbacks, JobFiles):
@@ -202,6 +170,7 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
             if column not in columns:
                 self._db.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
         self._db.execute(callbackrows.SQLITE_INDEX)
+        self._db.execute(callbackrows.SQLITE_OWED)  # callbacks a database of before the outbox owes
 
     def close(self) -> None:
         """Close the database connection."""
@@ -327,10 +296,12 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
 
     def delete(self, job_id: str) -> None:
         """Delete the job's directory, then its record and page runs: the files go first, so a
-        DELETE on a full data dir frees the space the database's own write then needs."""
+        DELETE on a full data dir frees the space the database's own write then needs. A record
+        whose callback is owed stays, hidden, until it is sent (:data:`callbackrows.HIDE`)."""
         shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
         with self._lock:
-            self._db.execute("DELETE FROM jobs WHERE id=?", (job_id,))
+            self._db.execute(callbackrows.HIDE.format(p="?"), (time.time(), job_id))
+            self._db.execute(callbackrows.DROP.format(p="?"), (job_id,))
             self._db.execute("DELETE FROM page_runs WHERE job_id=?", (job_id,))
 
     def recover(self) -> int:
@@ -343,25 +314,30 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
         return cur.rowcount
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Delete finished jobs whose TTL has passed (records and files); return their ids."""
+        """Delete finished jobs whose TTL has passed (as :meth:`delete`), and the hidden records
+        whose callback was sent since; return the ids of the jobs expired now."""
         now = time.time() if now is None else now
         with self._lock:
             ids = [
                 r["id"]
                 for r in self._db.execute(
-                    "SELECT id FROM jobs WHERE expires IS NOT NULL AND expires <= ?", (now,)
+                    f"SELECT id FROM jobs WHERE expires <= ? AND {callbackrows.VISIBLE}", (now,)
                 )
             ]
         for job_id in ids:
             self.delete(job_id)
+        with self._lock:
+            self._db.execute(callbackrows.SWEEP)
         return ids
 
     # -- reads
 
-    def get(self, job_id: str) -> Job | None:
-        """The job with its queue position, or None."""
+    def get(self, job_id: str, *, hidden: bool = False) -> Job | None:
+        """The job with its queue position, or None (a deleted job owing its callback too, unless
+        ``hidden``: the outbox reads it)."""
+        where = "id=?" if hidden else f"id=? AND {callbackrows.VISIBLE}"
         with self._lock:
-            row = self._db.execute(f"SELECT {COLUMNS} FROM jobs WHERE id=?", (job_id,)).fetchone()
+            row = self._db.execute(f"SELECT {COLUMNS} FROM jobs WHERE {where}", (job_id,)).fetchone()
             if row is None:
                 return None
             position = None
@@ -380,7 +356,9 @@ class JobStore(callbackrows.SqliteCallbacks, JobFiles):
     def counts(self) -> dict[str, int]:
         """Jobs per state (every state present, 0 when none)."""
         with self._lock:
-            rows = self._db.execute("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state").fetchall()
+            rows = self._db.execute(
+                f"SELECT state, COUNT(*) AS n FROM jobs WHERE {callbackrows.VISIBLE} GROUP BY state"
+            ).fetchall()
         out = dict.fromkeys(STATES, 0)
         out.update({r["state"]: r["n"] for r in rows})
         return out

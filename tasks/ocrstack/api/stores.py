@@ -93,20 +93,26 @@ class Store(Protocol):
     def webhook_done(self, job_id: str, record: dict, *, claim: int) -> bool:
         """Record the delivery of a callback ``claim`` holds; False when it no longer holds it."""
 
+    def release_callback(self, job_id: str, *, claim: int) -> bool:
+        """Hand back (``pending``) the callback this store's ``claim`` holds; False when not held."""
+
     def cancel(self, job_id: str) -> str | None:
         """Cancel a queued/running job; the state before, None when unknown."""
 
     def delete(self, job_id: str) -> None:
-        """Delete the job's records and files."""
+        """Delete the job's records and files (a record whose callback is owed stays, hidden,
+        until the outbox settles it: :mod:`ocrstack.api.callbackrows`)."""
 
     def recover(self) -> int:
         """Requeue jobs whose worker died; the count."""
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Delete finished jobs past their TTL; their ids."""
+        """Delete finished jobs past their TTL (as :meth:`delete`) and the hidden records whose
+        callback settled; the ids of the jobs expired."""
 
-    def get(self, job_id: str) -> Job | None:
-        """The job with its queue position, or None."""
+    def get(self, job_id: str, *, hidden: bool = False) -> Job | None:
+        """The job with its queue position, or None (also for a deleted job's hidden record,
+        unless ``hidden``)."""
 
     def jobs(self, q: JobQuery) -> list[Job]:
         """One page of the job list, newest first, with queue positions (``q.limit`` + 1 at most:

@@ -39,6 +39,12 @@ ATTEMPTS = 5
 #: Seconds a signature stays valid for :func:`verify` (replay window).
 TOLERANCE = 300.0
 RETRY_STATUS = {408, 429}
+#: Seconds between looks at :func:`deliver`'s ``abandon`` during a POST or a wait.
+CHECK = 0.1
+
+
+class _Abandoned(Exception):
+    """:func:`deliver`'s ``abandon`` said stop before the POST in flight answered."""
 
 
 def check_url(url: str, allowed_hosts: Sequence[str]) -> str:
@@ -108,6 +114,7 @@ def deliver(
     backoff: float = 0.5,
     timeout: float = 10.0,
     keep: Callable[[float], bool] | None = None,
+    abandon: Callable[[], bool] | None = None,
 ) -> dict | None:
     """POST ``body`` to ``url`` signed with ``secret``; retry as the module docstring says.
 
@@ -116,16 +123,41 @@ def deliver(
             recorded as ``Timeout``).
         keep: called with the seconds the next wait and attempt may take, before each retry; False
             stops the delivery (the outbox's hold on it was taken over by another sender).
+        abandon: asked before each POST and every :data:`CHECK` s during a POST or a wait; True
+            stops the delivery at once (the outbox is stopping), unless the POST has answered.
 
     Returns:
         The delivery record kept in the job: ``{"state": "delivered"|"failed", "attempts": n,
         "status": last HTTP status or None, "error": why it failed or None, "at": unix seconds}``;
-        None when ``keep`` stopped it. A URL httpx cannot send is recorded ``failed`` at once.
+        None when ``keep`` or ``abandon`` stopped it. A URL httpx cannot send is recorded
+        ``failed`` at once.
 
     Blocking, on an event loop of its own (call it from a thread, as the outbox's senders do).
     """
     data = json.dumps(body, sort_keys=True).encode()
-    return asyncio.run(_deliver(url, data, secret, attempts, backoff, timeout, keep))
+    try:
+        return asyncio.run(
+            _deliver(url, data, secret, attempts, backoff, timeout, keep, abandon or (lambda: False))
+        )
+    except _Abandoned:
+        return None
+
+
+async def _unless(abandon: Callable[[], bool], aw: Any) -> Any:
+    """``await aw`` (a POST or a wait), looking at ``abandon`` every :data:`CHECK` s.
+
+    Raises:
+        _Abandoned: ``abandon()`` said stop before ``aw`` finished (it is cancelled); an ``aw``
+            that finished meanwhile gives its result (an answer is never dropped).
+    """
+    task = asyncio.ensure_future(aw)
+    while not (await asyncio.wait({task}, timeout=CHECK))[0]:
+        if abandon():
+            task.cancel()
+            await asyncio.wait({task})
+            if task.cancelled() or task.exception() is not None:
+                raise _Abandoned
+    return task.result()
 
 
 async def _post(client: httpx.AsyncClient, url: str, data: bytes, secret: str, timeout: float) -> int:
@@ -153,15 +185,19 @@ async def _deliver(
     backoff: float,
     timeout: float,
     keep: Callable[[float], bool] | None,
+    abandon: Callable[[], bool],
 ) -> dict | None:
-    """:func:`deliver` on its own event loop (``asyncio.wait_for`` cuts a POST off at ``timeout``)."""
+    """:func:`deliver` on its own event loop (``asyncio.wait_for`` cuts a POST off at ``timeout``);
+    raises :class:`_Abandoned` when ``abandon`` stops it."""
     status: int | None = None
     error: str | None = None
     n = 0
     async with httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False) as client:
         for n in range(1, attempts + 1):
+            if abandon():
+                raise _Abandoned
             try:
-                status = await _post(client, url, data, secret, timeout)
+                status = await _unless(abandon, _post(client, url, data, secret, timeout))
                 error = None if 200 <= status < 300 else f"HTTP {status}"
             except asyncio.TimeoutError:
                 status, error = None, "Timeout"
@@ -184,5 +220,5 @@ async def _deliver(
                 wait = backoff * 2 ** (n - 1)
                 if keep is not None and not keep(wait + timeout):
                     return None
-                await asyncio.sleep(wait)
+                await _unless(abandon, asyncio.sleep(wait))
     return {"state": "failed", "attempts": n, "status": status, "error": error, "at": time.time()}
