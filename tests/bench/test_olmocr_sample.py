@@ -25,7 +25,7 @@ def test_table_marks_math_not_run_and_lists_failed_rows() -> None:
         not_run={"peer": "no module"},
     )
     text = table.to_text()
-    assert "| tool | 3/4 | - | - | - | not run (no browser) | 2/2 | - | 3/4 |" in text
+    assert "| tool | 3/4 | - | - | - | not run (no --math) | 2/2 | - | 3/4 |" in text
     assert "| peer | not run: no module |" in text
     assert json.loads(table.to_json())["not_run"] == {"peer": "no module"}
 
@@ -123,3 +123,67 @@ def test_the_rapidocr_peer_gives_each_pages_text(tmp_path: Path) -> None:
     pages = olmocr_sample.Peer("rapidocr")([pdf], tmp_path / "w")[pdf]
     assert sorted(pages) == [1, 2]
     assert "Page 1 line 1" in pages[1] and "Page 2 line 3" in pages[2] and "Page 2" not in pages[1]
+
+
+def test_system_chromium_takes_the_variable_then_the_known_names(tmp_path: Path, monkeypatch) -> None:
+    from ocrstack.bench import olmocr_score
+
+    exe = tmp_path / "my-chromium"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setattr(olmocr_score, "CHROMIUM", (str(tmp_path / "absent"), "no-such-browser-here"))
+    monkeypatch.setenv("OCRSTACK_CHROMIUM", str(exe))
+    assert olmocr_score.system_chromium() == str(exe)
+    monkeypatch.delenv("OCRSTACK_CHROMIUM")
+    assert olmocr_score.system_chromium() is None
+    monkeypatch.setattr(olmocr_score, "CHROMIUM", (str(tmp_path / "absent"), str(exe)))
+    assert olmocr_score.system_chromium() == str(exe)
+
+
+def test_the_scorer_prints_only_its_json_on_stdout(monkeypatch, capsys) -> None:
+    """olmocr prints as it scores (and its browser's clean-up at exit): the caller reads the JSON
+    from stdout's last line, so everything else goes to stderr."""
+    import sys
+
+    from ocrstack.bench import olmocr_score
+
+    def noisy(sample, candidates, math):
+        print("Cleaning up <Playwright>")
+        return {"tool": {"math": [1, 1]}}
+
+    monkeypatch.setattr(olmocr_score, "score", noisy)
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # main points it at stderr: restored after
+    assert olmocr_score.main(["sample", "candidates"]) == 0
+    print("printed at exit")
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ['{"tool": {"math": [1, 1]}}']
+    assert "Cleaning up" in err and "printed at exit" in err
+
+
+@pytest.mark.proc
+def test_math_tests_render_in_a_system_chromium(tmp_path: Path) -> None:
+    """The math column with a Chromium of the system given to Playwright (olmocr_score
+    use_system_chromium): LaTeX the test names passes, the same formula as plain text does not."""
+    from ocrstack.bench import olmocr_score
+
+    python = _scorer_python()
+    if olmocr_score.system_chromium() is None:
+        pytest.skip("no system Chromium (Debian: apt-get install chromium) for the math tests")
+    sample = tmp_path / "sample"
+    (sample / "pdfs").mkdir(parents=True)
+    from ocrstack.bench.harness import make_pdf
+
+    make_pdf(sample / "pdfs" / "a.pdf", pages=1, lines=2)
+    test = {"pdf": "a.pdf", "page": 1, "id": "m1", "type": "math", "math": "a^{2}+b^{2}=c^{2}"}
+    (sample / "dataset.jsonl").write_text(json.dumps(test) + "\n")
+
+    def latex(pdfs, work):
+        return {p: {1: "Page 1 line 1\n\n$$a^{2}+b^{2}=c^{2}$$\n"} for p in pdfs}
+
+    def plain(pdfs, work):
+        return {p: {1: "Page 1 line 1\n\na2 + b2 = c2\n"} for p in pdfs}
+
+    table = olmocr_sample.run_table(
+        sample, tmp_path / "w", python, rows={"latex": latex, "plain": plain}, math=True
+    )
+    assert table.counts["latex"]["math"] == [1, 1] and table.counts["plain"]["math"] == [0, 1]

@@ -161,7 +161,7 @@ class SampleTable:
             cells = []
             for t in TYPES:
                 if t == "math" and not self.math:
-                    cells.append("not run (no browser)")
+                    cells.append("not run (no --math)")
                 else:
                     cells.append(f"{c[t][0]}/{c[t][1]}" if t in c else "-")
             lines.append(f"| {row} | " + " | ".join(cells) + " |")

@@ -6,6 +6,9 @@ module only adds one ``baseline`` test on page 1 of every PDF that has none, as
 
 Math tests render LaTeX with KaTeX in a browser (Playwright); ``load_tests`` starts the browser
 while loading them, so they are loaded only when ``math=True`` and otherwise reported as not run.
+Playwright's own browser download is not reachable everywhere; a Chromium of the system (Debian's
+``chromium``; ``$OCRSTACK_CHROMIUM`` names another) is given to Playwright's ``launch`` instead
+(:func:`use_system_chromium`).
 
 Run as ``python -m ocrstack.bench.olmocr_score SAMPLE CANDIDATES [--math]`` in an environment with
 ``olmocr`` (0.4.27, ``envs/olmocr.txt``); it imports nothing else of ocrstack, so
@@ -16,11 +19,43 @@ Run as ``python -m ocrstack.bench.olmocr_score SAMPLE CANDIDATES [--math]`` in a
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+#: Where a system Chromium's real binary lives (Debian's /usr/bin/chromium is a shell wrapper).
+CHROMIUM = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
+
+
+def system_chromium() -> str | None:
+    """``$OCRSTACK_CHROMIUM``, else the first of :data:`CHROMIUM` found (a path or on ``PATH``), or None."""
+    for name in (os.environ.get("OCRSTACK_CHROMIUM"), *CHROMIUM):
+        found = name and (name if os.access(name, os.X_OK) else shutil.which(name))
+        if found:
+            return found
+    return None
+
+
+def use_system_chromium() -> str | None:
+    """Make Playwright's ``chromium.launch()`` (which olmocr's KaTeX renderer calls without
+    arguments) start :func:`system_chromium` when Playwright has no browser of its own installed;
+    returns the executable given, or None (Playwright's own, or none found: the math tests then
+    fail to load with Playwright's own message)."""
+    from playwright.sync_api import BrowserType, sync_playwright
+
+    with sync_playwright() as p:
+        if Path(p.chromium.executable_path).exists():
+            return None
+    exe = system_chromium()
+    if exe is not None:
+        BrowserType.launch = functools.partialmethod(BrowserType.launch, executable_path=exe)
+    return exe
 
 
 def _load(sample: Path, math: bool) -> tuple[list[Any], dict[str, str]]:
@@ -88,7 +123,12 @@ def main(argv: list[str]) -> int:
     """Entry point: ``SAMPLE CANDIDATES [--math]``; prints :func:`score`'s result as JSON."""
     math = "--math" in argv
     args = [a for a in argv if a != "--math"]
-    print(json.dumps(score(Path(args[0]), Path(args[1]), math)))
+    if math and (exe := use_system_chromium()) is not None:
+        print(f"math tests: Playwright launches {exe}", file=sys.stderr)
+    with contextlib.redirect_stdout(sys.stderr):  # olmocr prints as it goes: stdout is the JSON
+        result = score(Path(args[0]), Path(args[1]), math)
+    print(json.dumps(result), flush=True)
+    sys.stdout = sys.stderr  # and its browser's clean-up prints at exit
     return 0
 
 

@@ -60,7 +60,10 @@ class OlmocrOptions:
         help="a Python with olmocr 0.4.27 (envs/olmocr.txt) (default: this one)",
     )
     math: bool = opt.option(
-        False, flags=("--math",), help="also run the math tests (needs a Playwright browser)"
+        False,
+        flags=("--math",),
+        help="also run the math tests (rendered by Playwright's browser, else by a system Chromium: "
+        "Debian's chromium, or $OCRSTACK_CHROMIUM)",
     )
     peer_python: str | None = opt.option(
         None,
