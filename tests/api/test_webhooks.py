@@ -84,6 +84,20 @@ def test_signature_and_replay_window() -> None:
     assert not webhooks.verify(SECRET, {**headers, "X-Ocrstack-Timestamp": "soon"}, body)
 
 
+def test_verify_takes_header_names_in_any_case_and_asgi_pairs() -> None:
+    """HTTP header names are case-insensitive (RFC 9110 5.1): an ASGI scope, API gateways and
+    plain dicts hand them over lower-cased."""
+    body = b'{"id": "x"}'
+    ts = str(int(time.time()))
+    sig = webhooks.signature(SECRET, ts, body)
+    lower = {"x-ocrstack-timestamp": ts, "x-ocrstack-signature": sig}
+    assert webhooks.verify(SECRET, lower, body)
+    assert webhooks.verify(SECRET.encode(), lower, body)
+    scope = [(b"x-ocrstack-timestamp", ts.encode()), (b"x-ocrstack-signature", sig.encode())]
+    assert webhooks.verify(SECRET, scope, body)
+    assert not webhooks.verify(SECRET, scope, body + b" ")
+
+
 def test_callback_hosts_default_to_none() -> None:
     with pytest.raises(UsageError, match="not allowed") as info:
         webhooks.check_url("http://127.0.0.1:9/hook", ())

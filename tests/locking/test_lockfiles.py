@@ -46,3 +46,29 @@ def test_noxfile_sessions_have_docstrings(repo: Path) -> None:
     for f in sessions:
         doc = ast.get_docstring(f)
         assert doc and "\n" not in doc.strip(), f"session {f.name} needs a one-line docstring"
+
+
+@pytest.mark.proc
+def test_bootstrap_refuses_a_python_older_than_3_10_before_making_a_venv(repo: Path, tmp_path: Path) -> None:
+    """Guide 2: Python >= 3.10. An older ``$PYTHON`` gets one line with the fix and exit 2."""
+    import subprocess
+
+    old = tmp_path / "python3.9"
+    old.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'Python 3.9.18'\nexit 1\n")
+    old.chmod(0o755)
+    copy = tmp_path / "repo"
+    (copy / "scripts").mkdir(parents=True)
+    (copy / "envs" / "lock").mkdir(parents=True)
+    shutil.copy(repo / "scripts" / "bootstrap", copy / "scripts" / "bootstrap")
+    shutil.copy(repo / "envs" / "lock" / "sdk.txt", copy / "envs" / "lock" / "sdk.txt")
+    shutil.copy(repo / "pyproject.toml", copy / "pyproject.toml")
+    run = subprocess.run(
+        ["bash", str(copy / "scripts" / "bootstrap"), "sdk"],
+        env={"PATH": "/usr/bin:/bin", "PYTHON": str(old)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "is not Python >= 3.10 (Python 3.9.18); fix: PYTHON=" in run.stderr
+    assert not (copy / ".venv-sdk").exists()

@@ -174,6 +174,13 @@ def test_parse_page_range_open_end_beyond_last_page() -> None:
         parse_page_range("3-", 2)
 
 
+def test_a_range_past_the_end_names_its_first_page_past_the_end() -> None:
+    with pytest.raises(UsageError, match=r"page 5 in '5-9' is beyond the last page \(2\)"):
+        parse_page_range("5-9", 2)
+    with pytest.raises(UsageError, match=r"page 9 in '1-9' is beyond"):
+        parse_page_range("1-9", 2)
+
+
 def test_page_range_error_names_the_input(tmp_path: Path) -> None:
     pdf = write(tmp_path / "two.pdf", make_pdf([{"size": (72, 72)}] * 2))
     with pytest.raises(UsageError) as err:

@@ -84,15 +84,31 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
     return f"sha256={mac.hexdigest()}"
 
 
-def verify(secret: str, headers: Any, body: bytes, now: float | None = None) -> bool:
-    """What a receiver checks: the signature matches and the timestamp is within :data:`TOLERANCE`."""
-    ts = headers.get("X-Ocrstack-Timestamp") or ""
-    given = headers.get("X-Ocrstack-Signature") or ""
+def verify(secret: str | bytes, headers: Any, body: bytes, now: float | None = None) -> bool:
+    """What a receiver checks: the signature matches and the timestamp is within :data:`TOLERANCE`.
+
+    Args:
+        secret: the service's ``--webhook-secret`` (str, or its UTF-8 bytes).
+        headers: the request's headers, any mapping (names in any case: HTTP header names are
+            case-insensitive, RFC 9110 5.1) or an ASGI scope's list of ``(name, value)`` byte pairs.
+        body: the raw request body, as received (not re-serialised).
+        now: unix seconds to check the timestamp against (default: now).
+    """
+    items = headers.items() if hasattr(headers, "items") else headers
+    found = {_text(k).lower(): _text(v) for k, v in items}
+    ts = found.get("x-ocrstack-timestamp", "")
+    given = found.get("x-ocrstack-signature", "")
+    if isinstance(secret, bytes):
+        secret = secret.decode()
     try:
         age = (time.time() if now is None else now) - int(ts)
     except ValueError:
         return False
     return abs(age) <= TOLERANCE and hmac.compare_digest(given, signature(secret, ts, body))
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else str(value)
 
 
 def payload(job: Any) -> dict:

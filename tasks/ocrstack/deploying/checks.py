@@ -32,8 +32,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import tomllib
 import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # guide 2 allows Python 3.10; tomli (tomllib's origin) is in the locks for it
+    import tomli as tomllib
 
 from ocrstack import versions
 from ocrstack.core import proc

@@ -105,8 +105,11 @@ def file_sha256(path: Path | str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()  # hashlib.file_digest is Python 3.11+; guide 2 allows 3.10
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 _IMAGE_MAGIC = (

@@ -40,8 +40,9 @@ def parse_page_range(spec: str | None, n_pages: int, *, source: Path | str | Non
             raise UsageError(f"malformed page selection '{spec}' (bad part '{token}')", fix)
         if start < 1:
             raise UsageError(f"invalid page range '{token}' in '{spec}' (pages start at 1)", fix)
-        if max(start, end) > n_pages:
-            raise UsageError(f"page {max(start, end)} in '{spec}' is beyond the last page ({n_pages})", fix)
+        if max(start, end) > n_pages:  # the first page past the end is the one named
+            beyond = start if start > n_pages else end
+            raise UsageError(f"page {beyond} in '{spec}' is beyond the last page ({n_pages})", fix)
         if end < start:
             raise UsageError(f"invalid page range '{token}' in '{spec}' (reversed)", fix)
         selected.update(range(start - 1, end))

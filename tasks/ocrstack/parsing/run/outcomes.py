@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,16 @@ REPORT_NAME = "ocrstack-report.json"
 REPORT_SCHEMA = 1
 
 
-class Status(StrEnum):
-    """The outcome of one input; the value is the word in the report and the summary line."""
+class Status(str, Enum):
+    """The outcome of one input; the value is the word in the report and the summary line (a
+    ``str`` whose ``str()`` is its value, as ``enum.StrEnum`` of Python 3.11 would be; guide 2
+    asks for Python >= 3.10)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
     SUCCESS = "ok"  #: every selected page and block read, validation passed (or up to date)
     PARTIAL = "partial"  #: written, with failed pages or blocks, or a failed validation
