@@ -19,7 +19,6 @@ checks pass removes it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ocrstack.core.digest import sha256_file
 from ocrstack.core.errors import ConfigError
 from ocrstack.core.results import Check, Report, Status
 from ocrstack.fetch.catalog import LayoutSpec, ModelSpec
@@ -40,15 +40,6 @@ LAYOUT_EXPLANATION = (
     "OCR_LAYOUT_MODEL_DIR must be a Paddle inference directory (inference.pdiparams, inference.json, "
     "inference.yml), not a safetensors directory (guide 3.4)"
 )
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    """Hex sha256 of a file, read in 4 MiB chunks."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

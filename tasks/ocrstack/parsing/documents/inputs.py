@@ -5,11 +5,11 @@ bytes, the input's sha256 (the resume cache key's input part).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ocrstack.core.digest import sha256_file
 from ocrstack.core.errors import InputError
 
 PDF_SUFFIXES = frozenset({".pdf"})
@@ -105,11 +105,7 @@ def file_sha256(path: Path | str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()  # hashlib.file_digest is Python 3.11+; guide 2 allows 3.10
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return sha256_file(path)
 
 
 _IMAGE_MAGIC = (
