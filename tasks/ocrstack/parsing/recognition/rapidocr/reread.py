@@ -10,7 +10,7 @@ line and a crop reading for blocks left short.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -50,8 +50,7 @@ REREAD_MAX_ROWS = 3
 class RereadMixin:
     """Second readings for a whole-page recognizer; the class using it provides ``read_lines``."""
 
-    def read_lines(self, image: Image.Image) -> list[Line]:  # pragma: no cover - provided by the recognizer
-        raise NotImplementedError
+    read_lines: Callable[[Image.Image], list[Line]]  # the recognizer's: lines of an image
 
     def read_region(self, image: Image.Image) -> list[Line]:
         """Lines of a block's crop (the recognizer may detect a crop differently from a page)."""
